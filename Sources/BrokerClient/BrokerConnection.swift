@@ -1,0 +1,117 @@
+import BrokerProtocol
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOWebSocket
+import Synchronization
+import WSClient
+
+/// A WebSocket connection to a location broker, for the simulator, the watcher and the tests.
+///
+/// Frames are read in order with ``next(timeout:)``; frames are sent with ``send(_:)``.
+public final class BrokerConnection: Sendable {
+    private let events = EventQueue()
+    private let writer = Mutex<WebSocketOutboundWriter?>(nil)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Resumed once, when the upgrade succeeds or fails.
+    private let opening = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+
+    private init() {}
+
+    /// Connects to `url` (`ws://host:port/v1/ws`) with `token`, sent as `Authorization: Bearer`.
+    /// - Throws: ``BrokerClientError`` when the upgrade is refused (for example a bad token) or the server is unreachable.
+    public static func connect(url: String, token: String?, logger: Logger = Logger(label: "broker-client")) async throws -> BrokerConnection {
+        let connection = BrokerConnection()
+        var headers = HTTPFields()
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers, autoPing: .disabled)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            connection.opening.withLock { $0 = continuation }
+            let task = Task {
+                do {
+                    let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                        connection.writer.withLock { $0 = outbound }
+                        connection.opening.withLock { $0.take() }?.resume()
+                        for try await message in inbound.messages(maxSize: 1 << 20) {
+                            guard case .text(let text) = message else { continue }
+                            if let frame = try? WireJSON.decodeServerFrame(text.utf8) {
+                                connection.events.push(.frame(frame, text: text))
+                            } else {
+                                connection.events.push(.undecodable(text: text))
+                            }
+                        }
+                    }
+                    connection.events.push(.closed(code: closeFrame.map { Self.number($0.closeCode) }, reason: closeFrame?.reason))
+                } catch {
+                    if let pending = connection.opening.withLock({ $0.take() }) {
+                        pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url): \(error)"))
+                    } else {
+                        connection.events.push(.closed(code: nil, reason: "\(error)"))
+                    }
+                }
+                connection.writer.withLock { $0 = nil }
+                connection.events.finish()
+            }
+            connection.task.withLock { $0 = task }
+        }
+        return connection
+    }
+
+    private static func number(_ code: WebSocketErrorCode) -> Int {
+        switch code {
+        case .normalClosure: 1000
+        case .goingAway: 1001
+        case .protocolError: 1002
+        case .unacceptableData: 1003
+        case .dataInconsistentWithMessage: 1007
+        case .policyViolation: 1008
+        case .messageTooLarge: 1009
+        case .missingExtension: 1010
+        case .unexpectedServerError: 1011
+        case .unknown(let value): Int(value)
+        }
+    }
+
+    /// Sends a client frame.
+    public func send(_ frame: ClientFrame) async throws {
+        let data = try WireJSON.encode(frame)
+        try await sendText(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Sends any text frame, valid or not.
+    public func sendText(_ text: String) async throws {
+        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        try await writer.write(.text(text))
+    }
+
+    /// Sends a binary frame.
+    public func sendBinary(_ bytes: [UInt8]) async throws {
+        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        try await writer.write(.binary(ByteBuffer(bytes: bytes)))
+    }
+
+    /// The next event, or `nil` when nothing came within `timeout` or the connection is over and drained.
+    public func nextEvent(timeout: Duration = .seconds(10)) async -> BrokerEvent? {
+        await events.next(timeout: timeout)
+    }
+
+    /// The next server frame.
+    /// - Throws: when the connection closed, a frame was not understood, or nothing came within `timeout`.
+    public func next(timeout: Duration = .seconds(10)) async throws -> ServerFrame {
+        switch await nextEvent(timeout: timeout) {
+        case .frame(let frame, _): return frame
+        case .undecodable(let text): throw BrokerClientError("the broker sent a frame this client does not understand: \(text)")
+        case .closed(let code, let reason): throw BrokerClientError("the connection closed (code \(code.map(String.init) ?? "none"), \(reason ?? ""))")
+        case nil: throw BrokerClientError("no frame within \(timeout)")
+        }
+    }
+
+    /// Closes the connection with 1000 and waits until it is closed.
+    public func close() async {
+        if let writer = writer.withLock({ $0 }) {
+            try? await writer.close(.normalClosure, reason: nil)
+        }
+        await task.withLock({ $0 })?.value
+    }
+}

@@ -1,0 +1,71 @@
+import JWTKit
+
+/// The claims of a client token that the broker reads: the registered time and audience claims, and every
+/// top-level string claim, so that the identity claim can be chosen by configuration (`sub`, `email`...).
+struct TokenClaims: JWTPayload {
+    var expiresAt: Int64?
+    var notBefore: Int64?
+    var issuer: String?
+    var audiences: [String]
+    var strings: [String: String]
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(expiresAt: Int64?, notBefore: Int64? = nil, issuer: String? = nil, audiences: [String] = [], strings: [String: String]) {
+        self.expiresAt = expiresAt
+        self.notBefore = notBefore
+        self.issuer = issuer
+        self.audiences = audiences
+        self.strings = strings
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        var strings: [String: String] = [:]
+        for key in container.allKeys {
+            if let value = try? container.decode(String.self, forKey: key) { strings[key.stringValue] = value }
+        }
+        self.strings = strings
+        self.expiresAt = try Self.seconds(container, "exp")
+        self.notBefore = try Self.seconds(container, "nbf")
+        self.issuer = strings["iss"]
+        let audience = AnyKey(stringValue: "aud")
+        if let single = try? container.decode(String.self, forKey: audience) {
+            self.audiences = [single]
+        } else if let many = try? container.decode([String].self, forKey: audience) {
+            self.audiences = many
+        } else {
+            self.audiences = []
+        }
+    }
+
+    /// NumericDate claims are seconds, possibly fractional.
+    private static func seconds(_ container: KeyedDecodingContainer<AnyKey>, _ name: String) throws -> Int64? {
+        let key = AnyKey(stringValue: name)
+        guard container.contains(key) else { return nil }
+        guard let value = try? container.decode(Double.self, forKey: key), value.isFinite, abs(value) < 1e15 else {
+            throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "\(name) must be a number of seconds")
+        }
+        return Int64(value.rounded(.down))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: AnyKey.self)
+        for (key, value) in strings { try container.encode(value, forKey: AnyKey(stringValue: key)) }
+        if let expiresAt { try container.encode(expiresAt, forKey: AnyKey(stringValue: "exp")) }
+        if let notBefore { try container.encode(notBefore, forKey: AnyKey(stringValue: "nbf")) }
+        if audiences.count == 1 {
+            try container.encode(audiences[0], forKey: AnyKey(stringValue: "aud"))
+        } else if !audiences.isEmpty {
+            try container.encode(audiences, forKey: AnyKey(stringValue: "aud"))
+        }
+    }
+
+    /// Time claims are checked by ``TokenVerifier`` so that it can say which one failed.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}

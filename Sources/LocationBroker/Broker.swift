@@ -1,0 +1,82 @@
+import BrokerProtocol
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// A broker ready to run: the HTTP/WebSocket application and its companion services, built from one
+/// configuration. `location-broker` runs it; the tests build and run the very same thing on port 0.
+struct Broker: Sendable {
+    let configuration: BrokerConfiguration
+    let hub: Hub
+    let metrics: BrokerMetrics
+    let donations: DonationService
+    let draining: DrainFlag
+    let logger: Logger
+    /// The application, the presence sweeper and the drain service, in ServiceGroup order.
+    let services: [any Service]
+
+    /// Opens the store, rebuilds the gates and wires the routes.
+    /// - Parameter onServerRunning: called with the bound port once the server listens.
+    static func build(
+        configuration: BrokerConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws -> Broker {
+        let metrics = BrokerMetrics()
+        let hub = Hub(settings: HubSettings(configuration), metrics: metrics)
+        let store = try SQLiteDonationStore(path: configuration.database)
+        let active = try await store.activeDonations()
+        hub.load(active)
+        logger.info("donations loaded", metadata: ["active": "\(active.count)", "database": "\(configuration.database)"])
+        let verifier = try await TokenVerifier(configuration: configuration)
+        let donations = DonationService(store: store, hub: hub, logger: logger)
+        let draining = DrainFlag()
+        let isDraining: @Sendable () -> Bool = { draining.isSet }
+
+        let router = Router(context: BrokerRequestContext.self)
+        let endpoint = WebSocketEndpoint(verifier: verifier, metrics: metrics, isDraining: isDraining)
+        router.get("v1/ws") { request, _ in await endpoint.explainRefusal(request) }
+        DonationRoutes(service: donations, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
+            .register(on: router, backendKey: configuration.backendKey ?? "")
+        OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
+
+        let session = WebSocketSession(hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes)
+        let webSocketRouter = Router(context: BrokerRequestContext.self)
+        webSocketRouter.add(middleware: WebSocketAuthMiddleware(verifier: verifier, isDraining: isDraining))
+        webSocketRouter.ws("v1/ws") { inbound, outbound, context in
+            guard let identity = context.requestContext.identity else { return }
+            let connection = hub.connect(identity, logger: context.logger)
+            try await session.run(connection, inbound: inbound, outbound: outbound)
+        }
+
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(
+                    http1: .init(idleTimeout: .seconds(90)),
+                    ws: .init(
+                        maxFrameSize: configuration.maxFrameBytes,
+                        autoPing: .enabled(timePeriod: .seconds(Int64(configuration.heartbeatSeconds)))
+                    )
+                )
+            ),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "location-broker"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger
+        )
+        let drain = ConnectionDrainService(
+            hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
+        return Broker(
+            configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
+            services: [app, PresenceSweeper(hub: hub), drain])
+    }
+
+    /// Runs until SIGTERM or SIGINT (when `signals` has them), then drains and returns.
+    func run(signals: [UnixSignal] = [.sigterm, .sigint]) async throws {
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+        try await group.run()
+    }
+}

@@ -1,0 +1,54 @@
+/// Everything the broker can be told, with the defaults it uses when told nothing.
+///
+/// Values come in layers: these defaults, then the YAML file (`--config`), then `LOCATION_BROKER_*`
+/// environment variables, then command-line flags. ``ConfigurationKey`` lists every setting with its
+/// file key, its environment variable and its documentation (docs/CONFIGURATION.md mirrors it).
+struct BrokerConfiguration: Sendable {
+    /// Address to listen on.
+    var host = "127.0.0.1"
+    /// TCP port to listen on; 0 picks a free port (tests use that).
+    var port = 8080
+    /// Path of the SQLite database that holds donations; created, with its folder, on first start.
+    var database = "data/broker.sqlite"
+    /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
+    /// without it unless a JWKS file is given.
+    var jwtSecret: String?
+    /// A JWKS file (JSON) with RS256/ES256 public keys, such as Firebase's, for verifying tokens.
+    var jwksFile: String?
+    /// The token claim that holds the caller's identity; Firebase ID tokens carry the e-mail in `email`.
+    var identityClaim = "sub"
+    /// When set, tokens must name this audience in `aud`.
+    var audience: String?
+    /// When set, tokens must name this issuer in `iss`.
+    var issuer: String?
+    /// The key the Ponte backend presents on the donations API, at least 32 bytes. No default.
+    var backendKey: String?
+    /// Seconds between WebSocket pings; a peer that does not answer one ping before the next is closed.
+    var heartbeatSeconds = 30
+    /// The cadence volunteers publish at; a volunteer silent for 3 intervals is reported offline.
+    var publishIntervalSeconds = 20
+    /// How many kept positions each channel holds for `since` recovery.
+    var historySize = 32
+    /// Metres from the destination within which an arrival event fires.
+    var arrivalRadiusMeters = 150.0
+    /// Positions per second a volunteer may publish, over all their connections.
+    var publishRate = 1.0
+    /// How many positions a volunteer may publish in a burst above the rate.
+    var publishBurst = 5
+    /// The largest WebSocket frame accepted from a client, in bytes; larger frames close the connection with 1009.
+    var maxFrameBytes = 4096
+    /// The largest HTTP request body accepted, in bytes.
+    var maxBodyBytes = 65_536
+    /// Bytes a connection's outbound queue may hold before positions are conflated and, if that is not
+    /// enough, the connection is closed as a slow consumer (4008).
+    var outboxBytes = 262_144
+    /// Subscriptions one connection may hold at once.
+    var maxSubscriptionsPerConnection = 16
+    /// Seconds SIGTERM waits for WebSockets to close (1001) before the broker exits anyway.
+    var shutdownGraceSeconds = 10
+    /// trace, debug, info, notice, warning, error or critical.
+    var logLevel = "info"
+
+    /// The shortest secret or backend key the broker accepts, in bytes.
+    static let minimumSecretBytes = 32
+}

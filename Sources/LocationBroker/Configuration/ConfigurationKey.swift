@@ -1,0 +1,92 @@
+/// One setting: its name in the YAML file, its environment variable, its meaning, and how to apply a text value.
+struct ConfigurationKey: Sendable {
+    /// The key in the YAML file, snake_case.
+    let name: String
+    /// One line for `--help` and docs/CONFIGURATION.md.
+    let summary: String
+    /// Parses `text` into the configuration, or returns what is wrong with it.
+    let apply: @Sendable (inout BrokerConfiguration, String) -> String?
+
+    /// The environment variable that sets this key.
+    var environmentVariable: String { "LOCATION_BROKER_" + name.uppercased() }
+
+    /// Every setting the broker knows, in the order the docs list them.
+    static let all: [ConfigurationKey] = [
+        text("host", "Address to listen on (default 127.0.0.1).") { $0.host = $1 },
+        integer("port", "TCP port; 0 picks a free one (default 8080).", 0...65535) { $0.port = $1 },
+        text("database", "SQLite file for donations, created on first start (default data/broker.sqlite).") { $0.database = $1 },
+        text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_file is set.") { $0.jwtSecret = $1 },
+        text("jwks_file", "JWKS file with RS256/ES256 public keys for client tokens (for example Firebase's).") { $0.jwksFile = $1 },
+        text("identity_claim", "Token claim holding the identity (default sub; Firebase: email).") { $0.identityClaim = $1 },
+        text("audience", "If set, tokens must carry this aud.") { $0.audience = $1 },
+        text("issuer", "If set, tokens must carry this iss.") { $0.issuer = $1 },
+        text("backend_key", "Bearer key of the donations API, 32 bytes or more. Required.") { $0.backendKey = $1 },
+        integer("heartbeat_seconds", "Seconds between WebSocket pings (default 30).", 1...3600) { $0.heartbeatSeconds = $1 },
+        integer("publish_interval_seconds", "Volunteers' publish cadence; silent for 3 of these means offline (default 20).", 1...3600) {
+            $0.publishIntervalSeconds = $1
+        },
+        integer("history_size", "Kept positions per channel for since recovery (default 32).", 1...10_000) { $0.historySize = $1 },
+        number("arrival_radius_meters", "Distance from the destination that counts as arrived (default 150).", 1...100_000) {
+            $0.arrivalRadiusMeters = $1
+        },
+        number("publish_rate", "Positions per second per volunteer (default 1).", 0.001...100_000) { $0.publishRate = $1 },
+        integer("publish_burst", "Positions a volunteer may send in a burst (default 5).", 1...1_000_000) { $0.publishBurst = $1 },
+        integer("max_frame_bytes", "Largest client WebSocket frame (default 4096).", 256...1_048_576) { $0.maxFrameBytes = $1 },
+        integer("max_body_bytes", "Largest HTTP request body (default 65536).", 1024...16_777_216) { $0.maxBodyBytes = $1 },
+        integer("outbox_bytes", "Outbound queue per connection before conflation and 4008 (default 262144).", 4096...67_108_864) {
+            $0.outboxBytes = $1
+        },
+        integer("max_subscriptions_per_connection", "Subscriptions per connection (default 16).", 1...10_000) {
+            $0.maxSubscriptionsPerConnection = $1
+        },
+        integer("shutdown_grace_seconds", "Seconds SIGTERM waits for sockets to close (default 10).", 0...3600) {
+            $0.shutdownGraceSeconds = $1
+        },
+        choice("log_level", "trace, debug, info, notice, warning, error or critical (default info).",
+               ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
+    ]
+
+    static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
+
+    private static func text(_ name: String, _ summary: String, _ set: @escaping @Sendable (inout BrokerConfiguration, String) -> Void) -> Self {
+        Self(name: name, summary: summary) { configuration, value in
+            guard !value.isEmpty else { return "must not be empty" }
+            set(&configuration, value)
+            return nil
+        }
+    }
+
+    private static func integer(
+        _ name: String, _ summary: String, _ range: ClosedRange<Int>, _ set: @escaping @Sendable (inout BrokerConfiguration, Int) -> Void
+    ) -> Self {
+        Self(name: name, summary: summary) { configuration, value in
+            guard let number = Int(value), range.contains(number) else {
+                return "must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(value)'"
+            }
+            set(&configuration, number)
+            return nil
+        }
+    }
+
+    private static func number(
+        _ name: String, _ summary: String, _ range: ClosedRange<Double>, _ set: @escaping @Sendable (inout BrokerConfiguration, Double) -> Void
+    ) -> Self {
+        Self(name: name, summary: summary) { configuration, value in
+            guard let number = Double(value), number.isFinite, range.contains(number) else {
+                return "must be a number from \(range.lowerBound) to \(range.upperBound), not '\(value)'"
+            }
+            set(&configuration, number)
+            return nil
+        }
+    }
+
+    private static func choice(
+        _ name: String, _ summary: String, _ choices: [String], _ set: @escaping @Sendable (inout BrokerConfiguration, String) -> Void
+    ) -> Self {
+        Self(name: name, summary: summary) { configuration, value in
+            guard choices.contains(value.lowercased()) else { return "must be one of \(choices.joined(separator: ", ")), not '\(value)'" }
+            set(&configuration, value.lowercased())
+            return nil
+        }
+    }
+}

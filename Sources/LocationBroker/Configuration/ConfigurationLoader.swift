@@ -1,0 +1,102 @@
+import Foundation
+import Yams
+
+/// A setting that could not be used, said so that the operator knows where to fix it.
+struct ConfigurationError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Builds a ``BrokerConfiguration`` from its layers: defaults, YAML file, environment, flags (last wins).
+enum ConfigurationLoader {
+    /// The file read when `--config` is not given, if it exists.
+    static let defaultFile = "config/broker.yaml"
+
+    /// - Parameters:
+    ///   - file: the YAML file named by `--config`; when `nil`, ``defaultFile`` is read if it exists.
+    ///   - environment: the process environment; only `LOCATION_BROKER_*` variables are read.
+    ///   - flags: settings given on the command line, by file key.
+    static func load(file: String?, environment: [String: String], flags: [(key: String, value: String)]) throws -> BrokerConfiguration {
+        var configuration = BrokerConfiguration()
+        let path = file ?? (FileManager.default.fileExists(atPath: defaultFile) ? defaultFile : nil)
+        if let path {
+            for (key, value) in try readYAML(path) {
+                try apply(key, value, to: &configuration, from: "\(path)")
+            }
+        }
+        for key in ConfigurationKey.all {
+            if let value = environment[key.environmentVariable] {
+                try apply(key.name, value, to: &configuration, from: "environment variable \(key.environmentVariable)")
+            }
+        }
+        for (key, value) in flags {
+            try apply(key, value, to: &configuration, from: "command line")
+        }
+        try validate(configuration)
+        return configuration
+    }
+
+    private static func apply(_ name: String, _ value: String, to configuration: inout BrokerConfiguration, from source: String) throws {
+        guard let key = ConfigurationKey.named(name) else {
+            throw ConfigurationError(description: "unknown setting '\(name)' in \(source); see docs/CONFIGURATION.md for the list")
+        }
+        if let problem = key.apply(&configuration, value) {
+            throw ConfigurationError(description: "\(name) \(problem) (from \(source))")
+        }
+    }
+
+    /// Reads a flat YAML mapping of setting names to scalars; `null` values are skipped.
+    static func readYAML(_ path: String) throws -> [(String, String)] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(description: "cannot read the configuration file \(path): \(error.localizedDescription)")
+        }
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigurationError(description: "the configuration file \(path) is not valid YAML: \(error)")
+        }
+        guard let node else { return [] }
+        guard let mapping = node.mapping else {
+            throw ConfigurationError(description: "the configuration file \(path) must be a mapping of setting: value")
+        }
+        var pairs: [(String, String)] = []
+        for (key, value) in mapping {
+            guard let name = key.string else { throw ConfigurationError(description: "\(path): setting names must be text") }
+            guard let scalar = value.scalar else {
+                throw ConfigurationError(description: "\(path): \(name) must be a single value, not a list or mapping")
+            }
+            if value.null != nil { continue }
+            pairs.append((name, scalar.string))
+        }
+        return pairs
+    }
+
+    /// Refuses settings the broker cannot run with, saying what to do.
+    static func validate(_ configuration: BrokerConfiguration) throws {
+        let minimum = BrokerConfiguration.minimumSecretBytes
+        if let secret = configuration.jwtSecret, secret.utf8.count < minimum {
+            throw ConfigurationError(
+                description: "jwt_secret is \(secret.utf8.count) bytes; it must be at least \(minimum). Set LOCATION_BROKER_JWT_SECRET to a long random string (for example: openssl rand -hex 32)."
+            )
+        }
+        if configuration.jwtSecret == nil && configuration.jwksFile == nil {
+            throw ConfigurationError(
+                description: "no way to verify client tokens: set LOCATION_BROKER_JWT_SECRET (at least \(minimum) bytes, for example: openssl rand -hex 32) or jwks_file. The broker has no built-in secret."
+            )
+        }
+        guard let key = configuration.backendKey else {
+            throw ConfigurationError(
+                description: "no backend key: set LOCATION_BROKER_BACKEND_KEY (at least \(minimum) bytes, for example: openssl rand -hex 32). The broker has no built-in key."
+            )
+        }
+        if key.utf8.count < minimum {
+            throw ConfigurationError(description: "backend_key is \(key.utf8.count) bytes; it must be at least \(minimum).")
+        }
+        if key == configuration.jwtSecret {
+            throw ConfigurationError(description: "backend_key and jwt_secret must differ: whoever holds the JWT secret could otherwise change donations.")
+        }
+    }
+}

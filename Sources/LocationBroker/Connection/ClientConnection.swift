@@ -1,0 +1,52 @@
+import BrokerProtocol
+import Logging
+import NIOCore
+import Synchronization
+
+/// One client's WebSocket as the hub sees it: who it is, what it watches, and its outbound queue.
+///
+/// Shared between the connection's reader, its writer and the hub; every mutable part is behind a lock.
+/// Lock order: hub shard lock, then this connection's lock, then its outbox's lock.
+final class ClientConnection: Sendable {
+    /// Unique within the process.
+    let id: UInt64
+    /// The verified identity; publishing goes to the channel of the same name.
+    let identity: String
+    /// When the token expires, in seconds since the Unix epoch.
+    let expiresAt: Int64
+    let outbox: Outbox
+    let logger: Logger
+    /// Subscribed channels, each with the donation that allowed it.
+    private let subscriptions = Mutex<[String: String]>([:])
+
+    init(id: UInt64, identity: String, expiresAt: Int64, outboxLimit: Int, logger: Logger) {
+        self.id = id
+        self.identity = identity
+        self.expiresAt = expiresAt
+        self.outbox = Outbox(limit: outboxLimit)
+        self.logger = logger
+    }
+
+    /// The donation this connection watches `channel` for, if subscribed.
+    func donation(for channel: String) -> String? {
+        subscriptions.withLock { $0[channel] }
+    }
+
+    /// Every subscribed channel.
+    var subscribedChannels: [String] {
+        subscriptions.withLock { Array($0.keys) }
+    }
+
+    /// How many channels are subscribed.
+    var subscriptionCount: Int {
+        subscriptions.withLock { $0.count }
+    }
+
+    func recordSubscription(channel: String, donation: String) {
+        subscriptions.withLock { $0[channel] = donation }
+    }
+
+    func removeSubscription(channel: String) {
+        _ = subscriptions.withLock { $0.removeValue(forKey: channel) }
+    }
+}

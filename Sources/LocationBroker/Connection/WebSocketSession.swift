@@ -1,0 +1,129 @@
+import BrokerProtocol
+import DequeModule
+import Foundation
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// Runs one client's WebSocket: a reader that handles the client's frames, and a writer that drains the
+/// connection's outbox. Nothing the reader or the hub does ever waits for this client's socket.
+struct WebSocketSession: Sendable {
+    let hub: Hub
+    let heartbeatSeconds: Int
+    let maxFrameBytes: Int
+    /// How long a close we sent may wait for the client's answer before the socket is dropped.
+    var closeGrace: Duration = .seconds(5)
+
+    private enum Role: Sendable {
+        case reader, writer, expiry
+    }
+
+    /// Serves the connection until either side closes it.
+    func run(_ connection: ClientConnection, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        connection.logger.debug("websocket open")
+        defer {
+            hub.disconnect(connection)
+            connection.logger.debug("websocket closed")
+        }
+        hub.reply(.welcome(.init(identity: connection.identity, heartbeat: heartbeatSeconds)), to: connection)
+        try await withThrowingTaskGroup(of: Role.self) { group in
+            group.addTask {
+                try await read(connection, inbound)
+                return .reader
+            }
+            group.addTask {
+                await write(connection, outbound)
+                // A close we sent is being answered; give the client a moment before dropping the socket.
+                try? await Task.sleep(for: closeGrace)
+                return .writer
+            }
+            group.addTask {
+                let remaining = connection.expiresAt * 1000 - hub.clock()
+                try? await Task.sleep(for: .milliseconds(max(0, remaining)))
+                if !Task.isCancelled {
+                    connection.outbox.close(code: CloseCode.tokenExpired, reason: "token expired", discardPending: false)
+                }
+                return .expiry
+            }
+            while let finished = try await group.next() {
+                if finished != .expiry { break }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Handles the client's frames in order until the client closes, or until we asked to close.
+    private func read(_ connection: ClientConnection, _ inbound: WebSocketInboundStream) async throws {
+        let decoder = ClientFrameDecoder()
+        for try await message in inbound.messages(maxSize: maxFrameBytes) {
+            if connection.outbox.isClosing { break }
+            switch message {
+            case .text(let text):
+                handle(text.utf8, from: connection, decoder: decoder)
+            case .binary:
+                hub.metrics.framesIn["invalid"]?.increment()
+                refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+            }
+        }
+        connection.outbox.finish()
+    }
+
+    /// Writes queued frames until the outbox finishes or a close is written.
+    private func write(_ connection: ClientConnection, _ outbound: WebSocketOutboundWriter) async {
+        var batch = Deque<Outbox.Entry>()
+        while await connection.outbox.drain(into: &batch) {
+            for entry in batch {
+                if let close = entry.close {
+                    connection.logger.debug("closing websocket", metadata: ["code": "\(close.code)", "reason": "\(close.reason)"])
+                    try? await outbound.close(WebSocketErrorCode(codeNumber: Int(close.code)), reason: close.reason)
+                    return
+                }
+                do {
+                    try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: entry.frame)))
+                } catch {
+                    connection.outbox.finish()
+                    return
+                }
+                hub.metrics.framesOut.increment()
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func handle(_ bytes: String.UTF8View, from connection: ClientConnection, decoder: ClientFrameDecoder) {
+        switch decoder.decode(bytes) {
+        case .failure(let rejection):
+            hub.metrics.framesIn["invalid"]?.increment()
+            refuse(rejection.error, re: rejection.re, to: connection)
+        case .success(.publish(let publish)):
+            hub.metrics.framesIn["publish"]?.increment()
+            if let channel = publish.channel, channel != connection.identity {
+                return refuse(BrokerError(.forbidden, "you may publish only on your own channel, \(connection.identity)"), re: publish.id, to: connection)
+            }
+            if let invalid = publish.position.validationError(now: hub.clock()) {
+                return refuse(invalid, re: publish.id, to: connection)
+            }
+            switch hub.publish(from: connection, position: publish.position) {
+            case .success(let outcome):
+                if let id = publish.id {
+                    hub.reply(.ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers)), to: connection)
+                }
+            case .failure(let error):
+                refuse(error, re: publish.id, to: connection)
+            }
+        case .success(.subscribe(let subscribe)):
+            hub.metrics.framesIn["subscribe"]?.increment()
+            if let error = hub.subscribe(connection, subscribe) { refuse(error, re: subscribe.id, to: connection) }
+        case .success(.unsubscribe(let unsubscribe)):
+            hub.metrics.framesIn["unsubscribe"]?.increment()
+            if let error = hub.unsubscribe(connection, unsubscribe) { refuse(error, re: unsubscribe.id, to: connection) }
+        }
+    }
+
+    private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) {
+        hub.metrics.reject(error.code)
+        connection.logger.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
+        hub.reply(.error(.init(re: re, error)), to: connection)
+    }
+}

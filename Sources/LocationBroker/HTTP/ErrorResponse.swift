@@ -1,0 +1,46 @@
+import BrokerProtocol
+import Foundation
+import Hummingbird
+
+/// JSON bodies of the HTTP API: `{"error":{"code":..,"message":..}}` for failures.
+enum JSONResponse {
+    private struct ErrorBody: Encodable {
+        let error: BrokerError
+    }
+
+    /// A failure with its documented code.
+    static func error(_ status: HTTPResponse.Status, _ error: BrokerError) -> Response {
+        encode(ErrorBody(error: error), status: status)
+    }
+
+    /// Any encodable value with status 200 (or `status`).
+    static func encode(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? WireJSON.encode(value)) ?? Data(#"{"error":{"code":"internal","message":"could not encode the response"}}"#.utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(data: data))
+        )
+    }
+}
+
+extension HTTPFields {
+    /// The credential of an `Authorization: Bearer <credential>` header, if present.
+    var bearerCredential: String? {
+        guard let value = self[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let credential = parts[1].trimmingCharacters(in: .whitespaces)
+        return credential.isEmpty ? nil : credential
+    }
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var difference = UInt8(x.count == y.count ? 0 : 1)
+    for index in 0..<max(x.count, y.count) {
+        difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+    }
+    return difference == 0
+}

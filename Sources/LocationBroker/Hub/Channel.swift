@@ -1,0 +1,90 @@
+import BrokerProtocol
+import DequeModule
+import NIOCore
+
+/// What the hub knows of one donation whose volunteer owns the channel.
+struct DonationGate {
+    let id: String
+    let donor: String
+    var state: DonationState
+    var home: Home
+    var institution: Institution?
+    /// Whether the arrival at the current destination was announced already.
+    var arrived = false
+
+    init(_ donation: Donation) {
+        id = donation.id
+        donor = donation.donor
+        state = donation.state
+        home = donation.home
+        institution = donation.institution
+    }
+
+    /// The coordinates of the current destination, while trackable.
+    var destinationCoordinates: (lat: Double, lon: Double)? {
+        switch state.destination {
+        case .home: (home.lat, home.lon)
+        case .institution: institution.map { ($0.lat, $0.lon) }
+        case nil: nil
+        }
+    }
+}
+
+/// A position kept for `last` and `since`, with the donations that were trackable when it was kept:
+/// only their donors may ever receive it.
+struct KeptEntry {
+    let seq: Int64
+    let position: Position
+    /// The encoded `position` frame, shared by every delivery.
+    let frame: ByteBuffer
+    var donations: [String]
+}
+
+/// A connection watching the channel, and the donation that allows it.
+struct Subscriber {
+    let connection: ClientConnection
+    let donation: String
+}
+
+/// The state of one volunteer's channel. Touched only under its shard's lock.
+final class Channel {
+    let name: String
+    var nextSeq: Int64
+    /// Donations that have not ended and whose volunteer is this channel.
+    var donations: [String: DonationGate] = [:]
+    var subscribers: [UInt64: Subscriber] = [:]
+    var history = Deque<KeptEntry>()
+    /// Open connections of the volunteer.
+    var connections = 0
+    var online = false
+    /// When the volunteer last published, in milliseconds since the Unix epoch.
+    var lastSeen: Int64?
+    var bucket: TokenBucket
+
+    /// Seqs start from the clock (microsecond-scale) so that a channel made again, even after a restart,
+    /// never hands out a seq lower than one it handed out before.
+    init(name: String, settings: HubSettings, now: Int64) {
+        self.name = name
+        self.nextSeq = max(1, now) * 1000
+        self.bucket = TokenBucket(rate: settings.publishRate, burst: settings.publishBurst, now: now)
+    }
+
+    /// Whether nothing refers to the channel any more, so it can be forgotten.
+    var isUnused: Bool { donations.isEmpty && subscribers.isEmpty && connections == 0 && history.isEmpty }
+
+    /// Ids of the donations trackable now.
+    var trackableDonations: [String] {
+        donations.values.compactMap { $0.state.isTrackable ? $0.id : nil }
+    }
+
+    /// Forgets that `donation` may see kept positions; positions nobody may see any more are dropped.
+    func purgeHistory(of donation: String) {
+        guard !history.isEmpty else { return }
+        var kept = Deque<KeptEntry>()
+        for var entry in history {
+            entry.donations.removeAll { $0 == donation }
+            if !entry.donations.isEmpty { kept.append(entry) }
+        }
+        history = kept
+    }
+}

@@ -1,0 +1,95 @@
+import BrokerProtocol
+
+extension Hub {
+    /// The refusal for a channel the caller may not watch: the same whatever the reason, so that it reveals
+    /// nothing about other people's donations.
+    static let channelRefusal = BrokerError(
+        .forbidden, "you may not watch this channel: it is not carrying a trackable donation of yours")
+
+    /// The refusal for a donation id the caller may not watch: the same whether it exists or not.
+    static func donationRefusal(_ id: String) -> BrokerError {
+        BrokerError(.notFound, "no donation \(id) of yours is known to the broker")
+    }
+
+    /// Subscribes `connection` if one of its identity's donations allows it. On success the `subscribed`
+    /// reply, then any `since` backlog, are queued under the channel's lock, so no live position can slip
+    /// between them or be delivered twice.
+    /// - Returns: the refusal, or `nil` when subscribed.
+    func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {
+        let channelName: String
+        switch request.target {
+        case .channel(let name):
+            channelName = name
+        case .donation(let id):
+            guard let name = self.channelName(ofDonation: id) else { return Self.donationRefusal(id) }
+            channelName = name
+        }
+        if connection.donation(for: channelName) == nil && connection.subscriptionCount >= settings.maxSubscriptionsPerConnection {
+            return BrokerError(.limitReached, "a connection may hold at most \(settings.maxSubscriptionsPerConnection) subscriptions; unsubscribe first")
+        }
+        return locked(channelName, create: false) { channel -> BrokerError? in
+            let gate: DonationGate
+            switch request.target {
+            case .donation(let id):
+                guard let found = channel?.donations[id], found.donor == connection.identity else { return Self.donationRefusal(id) }
+                gate = found
+            case .channel:
+                let mine = channel?.donations.values.filter { $0.donor == connection.identity } ?? []
+                guard let found = mine.first(where: { $0.state.isTrackable }) ?? mine.first else { return Self.channelRefusal }
+                gate = found
+            }
+            guard let channel else { return Self.channelRefusal }
+            guard gate.state.isTrackable else {
+                return BrokerError(
+                    .notTrackable,
+                    "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
+            }
+            channel.subscribers[connection.id] = Subscriber(connection: connection, donation: gate.id)
+            connection.recordSubscription(channel: channelName, donation: gate.id)
+            let allowed = channel.history.filter { $0.donations.contains(gate.id) }
+            let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.seq, position: $0.position) }
+            reply(
+                .subscribed(
+                    .init(
+                        re: request.id, channel: channelName, donation: gate.id, state: gate.state, tracking: true,
+                        destination: gate.state.destination, home: gate.home, institution: gate.institution, last: last,
+                        online: channel.online)),
+                to: connection)
+            if let since = request.since {
+                for entry in allowed where entry.seq > since {
+                    metrics.record(connection.outbox.push(entry.frame, positionChannel: channelName))
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Ends a subscription the client asked to end.
+    /// - Returns: the refusal, or `nil` when unsubscribed (the `unsubscribed` reply is queued).
+    func unsubscribe(_ connection: ClientConnection, _ request: ClientFrame.Unsubscribe) -> BrokerError? {
+        let channelName: String
+        let wantedDonation: String?
+        switch request.target {
+        case .channel(let name):
+            channelName = name
+            wantedDonation = nil
+        case .donation(let id):
+            guard let name = connection.subscribedChannels.first(where: { connection.donation(for: $0) == id }) else {
+                return BrokerError(.notFound, "you are not subscribed to donation \(id)")
+            }
+            channelName = name
+            wantedDonation = id
+        }
+        return locked(channelName, create: false) { channel -> BrokerError? in
+            guard let channel, let subscriber = channel.subscribers[connection.id],
+                wantedDonation == nil || subscriber.donation == wantedDonation
+            else {
+                return BrokerError(.notFound, "you are not subscribed to \(channelName)")
+            }
+            channel.subscribers.removeValue(forKey: connection.id)
+            connection.removeSubscription(channel: channelName)
+            reply(.unsubscribed(.init(re: request.id, channel: channelName, donation: subscriber.donation, reason: .client)), to: connection)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import BrokerProtocol
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+/// The in-process registry of channels, subscriptions and donation gates, and the publish -> fan-out path.
+///
+/// Channels live in 64 shards, each a mutex over a dictionary, so volunteers on different shards never
+/// contend. A publish takes its channel's shard lock once, encodes the position once, and pushes the same
+/// bytes into each allowed subscriber's bounded outbox without waiting for anyone.
+///
+/// Lock order (see docs/OPERATIONS.md): shard lock, then a connection's lock, then an outbox's lock.
+/// `donationIndex` and `connections` are leaves, never held while taking another lock.
+final class Hub: Sendable {
+    private final class Shard: Sendable {
+        let channels = Mutex<[String: Channel]>([:])
+    }
+
+    private let shards: [Shard]
+    /// Donation id -> the volunteer channel it gates, for `subscribe` by donation.
+    private let donationIndex = Mutex<[String: String]>([:])
+    private let connections = Mutex<[UInt64: ClientConnection]>([:])
+    private let nextConnectionID = Atomic<UInt64>(1)
+    let settings: HubSettings
+    let metrics: BrokerMetrics
+    /// Milliseconds since the Unix epoch.
+    let clock: @Sendable () -> Int64
+
+    static func systemClock() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    init(settings: HubSettings, metrics: BrokerMetrics, clock: @escaping @Sendable () -> Int64 = Hub.systemClock) {
+        self.shards = (0..<64).map { _ in Shard() }
+        self.settings = settings
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    private func shard(_ channel: String) -> Shard {
+        var hasher = Hasher()
+        hasher.combine(channel)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    }
+
+    /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
+    /// channel afterwards if nothing refers to it any more.
+    private func withChannel<T: Sendable>(_ name: String, create: Bool, _ body: (Channel?) -> T) -> T {
+        let now = clock()
+        return shard(name).channels.withLock { channels in
+            var channel = channels[name]
+            if channel == nil && create {
+                let made = Channel(name: name, settings: settings, now: now)
+                channels[name] = made
+                channel = made
+            }
+            let result = body(channel)
+            if let channel, channel.isUnused { channels.removeValue(forKey: name) }
+            return result
+        }
+    }
+
+    // MARK: Connections
+
+    /// Makes the hub's record of a newly upgraded WebSocket and counts it open.
+    func connect(_ identity: VerifiedIdentity, logger: Logger) -> ClientConnection {
+        let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
+        var logger = logger
+        logger[metadataKey: "connection"] = "\(id)"
+        logger[metadataKey: "identity"] = "\(identity.identity)"
+        let connection = ClientConnection(
+            id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes, logger: logger)
+        connections.withLock { $0[id] = connection }
+        withChannel(identity.identity, create: true) { $0?.connections += 1 }
+        metrics.connections.increment()
+        metrics.connectionsAccepted.increment()
+        return connection
+    }
+
+    /// Forgets a closed connection: its subscriptions end, and the volunteer goes offline with their last connection.
+    func disconnect(_ connection: ClientConnection) {
+        guard connections.withLock({ $0.removeValue(forKey: connection.id) }) != nil else { return }
+        connection.outbox.finish()
+        for channelName in connection.subscribedChannels {
+            withChannel(channelName, create: false) { channel in
+                if channel?.subscribers[connection.id] != nil { channel?.subscribers.removeValue(forKey: connection.id) }
+            }
+        }
+        withChannel(connection.identity, create: false) { channel in
+            guard let channel else { return }
+            channel.connections -= 1
+            if channel.connections == 0 && channel.online {
+                channel.online = false
+                notifyPresence(channel)
+            }
+        }
+        metrics.connections.decrement()
+    }
+
+    /// Open connections.
+    var connectionCount: Int { connections.withLock { $0.count } }
+
+    /// Asks every connection to close with `code`, after the frames already queued.
+    func closeAll(code: UInt16, reason: String) {
+        for connection in connections.withLock({ Array($0.values) }) {
+            connection.outbox.close(code: code, reason: reason, discardPending: false)
+        }
+    }
+
+    // MARK: Publish
+
+    /// What became of a published position.
+    struct PublishOutcome: Sendable, Equatable {
+        /// The seq it was kept under, or `nil` when no donation of the volunteer is trackable.
+        var seq: Int64?
+        var watchers: Int
+        var tracking: Bool { seq != nil }
+    }
+
+    /// Publishes a validated position on the sender's own channel.
+    func publish(from connection: ClientConnection, position: Position) -> Result<PublishOutcome, BrokerError> {
+        let now = clock()
+        return withChannel(connection.identity, create: true) { channel -> Result<PublishOutcome, BrokerError> in
+            guard let channel else { return .failure(BrokerError(.internal, "channel unavailable")) }
+            guard channel.bucket.take(now: now) else {
+                return .failure(BrokerError(.rateLimited, "publishing faster than \(settings.publishRate) positions per second (burst \(settings.publishBurst)); slow down"))
+            }
+            channel.lastSeen = now
+            if !channel.online {
+                channel.online = true
+                notifyPresence(channel)
+            }
+            let trackable = channel.trackableDonations
+            guard !trackable.isEmpty else {
+                metrics.positionsUntracked.increment()
+                return .success(PublishOutcome(seq: nil, watchers: 0))
+            }
+            let seq = channel.nextSeq
+            channel.nextSeq += 1
+            let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: seq, position: position))
+            channel.history.append(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable))
+            if channel.history.count > settings.historySize { channel.history.removeFirst() }
+            var watchers = 0
+            for subscriber in channel.subscribers.values where trackable.contains(subscriber.donation) {
+                metrics.record(subscriber.connection.outbox.push(frame, positionChannel: channel.name))
+                watchers += 1
+            }
+            metrics.positionsKept.increment()
+            metrics.deliveries.increment(by: Int64(watchers))
+            announceArrivals(channel, position: position, among: trackable)
+            return .success(PublishOutcome(seq: seq, watchers: watchers))
+        }
+    }
+
+    /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination.
+    private func announceArrivals(_ channel: Channel, position: Position, among trackable: [String]) {
+        for id in trackable {
+            guard var gate = channel.donations[id], !gate.arrived, let target = gate.destinationCoordinates,
+                let place = gate.state.destination
+            else { continue }
+            let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: target.lat, lon: target.lon)
+            guard distance <= settings.arrivalRadiusMeters else { continue }
+            gate.arrived = true
+            channel.donations[id] = gate
+            let rounded = (distance * 10).rounded() / 10
+            send(.arrival(.init(channel: channel.name, donation: id, place: place, distance: rounded)), in: channel, toDonation: id)
+        }
+    }
+
+    // MARK: Presence
+
+    /// Reports offline every volunteer silent for longer than the presence timeout.
+    func sweepPresence() {
+        let now = clock()
+        for shard in shards {
+            shard.channels.withLock { channels in
+                for channel in channels.values where channel.online {
+                    if let seen = channel.lastSeen, now - seen > settings.presenceTimeoutMilliseconds {
+                        channel.online = false
+                        notifyPresence(channel)
+                    }
+                }
+            }
+        }
+    }
+
+    private func notifyPresence(_ channel: Channel) {
+        guard !channel.subscribers.isEmpty else { return }
+        let frame = Self.encode(.presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen)))
+        for subscriber in channel.subscribers.values {
+            metrics.record(subscriber.connection.outbox.push(frame))
+        }
+    }
+
+    // MARK: Helpers shared by the extensions
+
+    /// Encodes a non-position frame. Position frames go through ``PositionFrameEncoder`` instead.
+    static func encode(_ frame: ServerFrame) -> ByteBuffer {
+        do {
+            return ByteBuffer(data: try WireJSON.encode(frame))
+        } catch {
+            // Every server frame is plain data; a failure here is a programming error worth a loud frame.
+            return ByteBuffer(string: #"{"type":"error","code":"internal","message":"the broker could not encode a frame"}"#)
+        }
+    }
+
+    /// Encodes `frame` once and queues it for the subscribers of `channel` that watch `donation`.
+    func send(_ frame: ServerFrame, in channel: Channel, toDonation donation: String) {
+        let watchers = channel.subscribers.values.filter { $0.donation == donation }
+        guard !watchers.isEmpty else { return }
+        let bytes = Self.encode(frame)
+        for subscriber in watchers {
+            metrics.record(subscriber.connection.outbox.push(bytes))
+        }
+    }
+
+    /// Queues a frame for one connection.
+    func reply(_ frame: ServerFrame, to connection: ClientConnection) {
+        metrics.record(connection.outbox.push(Self.encode(frame)))
+    }
+
+    func channelName(ofDonation id: String) -> String? {
+        donationIndex.withLock { $0[id] }
+    }
+
+    func setChannel(_ channel: String?, ofDonation id: String) {
+        donationIndex.withLock { $0[id] = channel }
+    }
+
+    /// Runs `body` under the channel's lock (for the extensions), creating the channel when asked.
+    func locked<T: Sendable>(_ name: String, create: Bool, _ body: (Channel?) -> T) -> T {
+        withChannel(name, create: create, body)
+    }
+}

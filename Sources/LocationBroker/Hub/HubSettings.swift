@@ -1,0 +1,29 @@
+/// The part of the configuration the hub uses, in the units it uses.
+struct HubSettings: Sendable {
+    /// Kept positions per channel.
+    var historySize = 32
+    /// Metres from the destination that count as arrived.
+    var arrivalRadiusMeters = 150.0
+    /// Positions per second per volunteer.
+    var publishRate = 1.0
+    /// Burst above the rate.
+    var publishBurst = 5
+    /// Milliseconds of silence after which a volunteer is reported offline (3 publish intervals).
+    var presenceTimeoutMilliseconds: Int64 = 60_000
+    /// Subscriptions per connection.
+    var maxSubscriptionsPerConnection = 16
+    /// Outbound queue bytes per connection.
+    var outboxBytes = 262_144
+
+    init() {}
+
+    init(_ configuration: BrokerConfiguration) {
+        historySize = configuration.historySize
+        arrivalRadiusMeters = configuration.arrivalRadiusMeters
+        publishRate = configuration.publishRate
+        publishBurst = configuration.publishBurst
+        presenceTimeoutMilliseconds = Int64(configuration.publishIntervalSeconds) * 3 * 1000
+        maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
+        outboxBytes = configuration.outboxBytes
+    }
+}

@@ -1,0 +1,25 @@
+/// A token bucket: `rate` tokens per second, holding at most `burst`.
+struct TokenBucket {
+    private let ratePerMillisecond: Double
+    private let burst: Double
+    private var tokens: Double
+    private var updatedAt: Int64
+
+    init(rate: Double, burst: Int, now: Int64) {
+        self.ratePerMillisecond = rate / 1000
+        self.burst = Double(burst)
+        self.tokens = Double(burst)
+        self.updatedAt = now
+    }
+
+    /// Takes one token if there is one at time `now` (milliseconds).
+    mutating func take(now: Int64) -> Bool {
+        if now > updatedAt {
+            tokens = min(burst, tokens + Double(now - updatedAt) * ratePerMillisecond)
+            updatedAt = now
+        }
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `location-broker`: serve (the default), or mint a token to try the broker.
+@main
+struct LocationBrokerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "location-broker",
+        abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
+        subcommands: [ServeCommand.self, TokenCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the broker (the default command).",
+        discussion: """
+            Settings come from defaults, then the YAML file, then LOCATION_BROKER_* environment variables, then \
+            these flags. Secrets (LOCATION_BROKER_JWT_SECRET, LOCATION_BROKER_BACKEND_KEY) have no default: the \
+            broker refuses to start without them. Every setting:
+
+            \(ConfigurationKey.all.map { "  \($0.name) (\($0.environmentVariable))\n      \($0.summary)" }.joined(separator: "\n"))
+            """
+    )
+
+    @Option(help: "YAML configuration file (default: config/broker.yaml when it exists).")
+    var config: String?
+
+    @Option(help: "Address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "TCP port to listen on (default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @Option(help: "SQLite database file for donations (default data/broker.sqlite).")
+    var database: String?
+
+    @Option(help: "JWKS file with RS256/ES256 public keys for client tokens.")
+    var jwksFile: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        var flags: [(key: String, value: String)] = []
+        if let host { flags.append(("host", host)) }
+        if let port { flags.append(("port", String(port))) }
+        if let database { flags.append(("database", database)) }
+        if let jwksFile { flags.append(("jwks_file", jwksFile)) }
+        if let logLevel { flags.append(("log_level", logLevel)) }
+        let configuration: BrokerConfiguration
+        do {
+            configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, flags: flags)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        var logger = Logger(label: "location-broker")
+        logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        let announcer = logger
+        let broker = try await Broker.build(configuration: configuration, logger: logger) { port in
+            announcer.notice("listening", metadata: ["address": "\(configuration.host):\(port)"])
+        }
+        try await broker.run()
+    }
+}
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print an HS256 token for an identity, signed with LOCATION_BROKER_JWT_SECRET, to try the broker."
+    )
+
+    @Option(help: "The identity (e-mail) the token names.")
+    var identity: String
+
+    @Option(help: "Lifetime in seconds.")
+    var ttl: Int64 = 3600
+
+    @Option(help: "The claim that carries the identity (default: the broker's identity_claim, usually sub).")
+    var claim: String?
+
+    @Option(help: "YAML configuration file (default: config/broker.yaml when it exists).")
+    var config: String?
+
+    func run() async throws {
+        var configuration = BrokerConfiguration()
+        let environment = ProcessInfo.processInfo.environment
+        let path = config ?? (FileManager.default.fileExists(atPath: ConfigurationLoader.defaultFile) ? ConfigurationLoader.defaultFile : nil)
+        do {
+            if let path {
+                for (key, value) in try ConfigurationLoader.readYAML(path) { _ = ConfigurationKey.named(key)?.apply(&configuration, value) }
+            }
+            for key in ConfigurationKey.all { if let value = environment[key.environmentVariable] { _ = key.apply(&configuration, value) } }
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        guard let secret = configuration.jwtSecret, secret.utf8.count >= BrokerConfiguration.minimumSecretBytes else {
+            throw ValidationError("set LOCATION_BROKER_JWT_SECRET (at least 32 bytes) to the broker's secret")
+        }
+        guard ttl > 0 else { throw ValidationError("--ttl must be a positive number of seconds") }
+        print(try await TokenVerifier.mintHS256(secret: secret, identity: identity, claim: claim ?? configuration.identityClaim, ttlSeconds: ttl))
+    }
+}

@@ -1,0 +1,86 @@
+import BrokerProtocol
+import Prometheus
+
+/// The broker's Prometheus metrics, one registry per broker so that tests can run several in one process.
+///
+/// Counters are atomics: incrementing one on the publish path takes no lock.
+final class BrokerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    /// Open WebSocket connections.
+    let connections: Gauge
+    /// WebSocket connections accepted since start.
+    let connectionsAccepted: Counter
+    /// Client frames received, by type.
+    let framesIn: [String: Counter]
+    /// Frames handed to connections' writers.
+    let framesOut: Counter
+    /// Positions handed to subscribers (one per subscriber).
+    let deliveries: Counter
+    /// Positions kept on a channel (tracking on).
+    let positionsKept: Counter
+    /// Positions received while no donation of the volunteer was trackable (neither kept nor forwarded).
+    let positionsUntracked: Counter
+    /// Older positions replaced in a full outbound queue.
+    let conflations: Counter
+    /// Connections closed because their outbound queue overflowed (4008).
+    let slowConsumers: Counter
+    /// Refused requests, by error code, on the WebSocket and the HTTP API.
+    let rejections: [ErrorCode: Counter]
+    /// Backend API requests that changed a donation.
+    let donationUpdates: Counter
+
+    init() {
+        connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
+        connectionsAccepted = registry.makeCounter(descriptor: Self.describe("broker_connections_accepted_total", "WebSocket connections accepted."))
+        var framesIn: [String: Counter] = [:]
+        for type in ["publish", "subscribe", "unsubscribe", "invalid"] {
+            framesIn[type] = registry.makeCounter(descriptor: Self.describe("broker_frames_in_total", "Client frames received, by type."), labels: [("type", type)])
+        }
+        self.framesIn = framesIn
+        framesOut = registry.makeCounter(descriptor: Self.describe("broker_frames_out_total", "Frames written to WebSocket clients."))
+        deliveries = registry.makeCounter(descriptor: Self.describe("broker_deliveries_total", "Positions handed to subscribers."))
+        positionsKept = registry.makeCounter(descriptor: Self.describe("broker_positions_kept_total", "Positions kept and forwarded."))
+        positionsUntracked = registry.makeCounter(descriptor: Self.describe("broker_positions_untracked_total", "Positions dropped because no donation of the volunteer was trackable."))
+        conflations = registry.makeCounter(descriptor: Self.describe("broker_conflations_total", "Queued positions replaced by newer ones."))
+        slowConsumers = registry.makeCounter(descriptor: Self.describe("broker_slow_consumers_total", "Connections closed with 4008."))
+        var rejections: [ErrorCode: Counter] = [:]
+        for code in ErrorCode.allCases {
+            rejections[code] = registry.makeCounter(descriptor: Self.describe("broker_rejections_total", "Refused requests, by error code."), labels: [("code", code.rawValue)])
+        }
+        self.rejections = rejections
+        donationUpdates = registry.makeCounter(descriptor: Self.describe("broker_donation_updates_total", "Donation changes applied."))
+    }
+
+    /// Splits `broker_<name>[_total]` into Prometheus' name parts.
+    private static func describe(_ fullName: String, _ help: String) -> MetricNameDescriptor {
+        var name = fullName.dropFirst("broker_".count)
+        var unit = ""
+        if name.hasSuffix("_total") {
+            name = name.dropLast("_total".count)
+            unit = "total"
+        }
+        return MetricNameDescriptor(namespace: "broker", metricName: String(name), unitName: unit, helpText: help)
+    }
+
+    /// Counts a refusal.
+    func reject(_ code: ErrorCode) {
+        rejections[code]?.increment()
+    }
+
+    /// Counts the outcome of an outbox push.
+    func record(_ result: Outbox.PushResult) {
+        switch result {
+        case .conflated: conflations.increment()
+        case .overflowed: slowConsumers.increment()
+        case .queued, .closed: break
+        }
+    }
+
+    /// The metrics in Prometheus text format.
+    func exposition() -> String {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+}

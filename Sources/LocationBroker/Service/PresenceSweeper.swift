@@ -1,0 +1,16 @@
+import ServiceLifecycle
+
+/// Once a second, reports offline the volunteers who have been silent for 3 publish intervals.
+struct PresenceSweeper: Service {
+    let hub: Hub
+    var period: Duration = .seconds(1)
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: period)
+                hub.sweepPresence()
+            }
+        }
+    }
+}
