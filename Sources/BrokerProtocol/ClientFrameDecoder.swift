@@ -112,7 +112,7 @@ public struct ClientFrameDecoder: Sendable {
             return BrokerError(code(keys), "\(path(keys)) must be \(describe(type))")
         case .dataCorrupted(let context):
             let keys = context.codingPath
-            if keys.isEmpty { return BrokerError(.badRequest, "the frame is not valid JSON") }
+            if keys.isEmpty { return BrokerError(.badRequest, "the frame is not valid JSON (or holds a number JSON cannot represent)") }
             return BrokerError(code(keys), "\(path(keys)) has a value out of range or of the wrong kind")
         @unknown default:
             return BrokerError(.badRequest, "the frame could not be read")

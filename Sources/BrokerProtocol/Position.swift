@@ -22,6 +22,26 @@ public struct Position: Codable, Sendable, Equatable {
         self.timestamp = timestamp
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case lat, lon, accuracy, speed, heading, timestamp
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        lat = try container.decode(Double.self, forKey: .lat)
+        lon = try container.decode(Double.self, forKey: .lon)
+        accuracy = try container.decodeIfPresent(Double.self, forKey: .accuracy)
+        speed = try container.decodeIfPresent(Double.self, forKey: .speed)
+        heading = try container.decodeIfPresent(Double.self, forKey: .heading)
+        // Read as a number first, so that 1.5 is reported as a bad timestamp rather than as bad JSON.
+        let milliseconds = try container.decode(Double.self, forKey: .timestamp)
+        guard milliseconds.isFinite, milliseconds == milliseconds.rounded(), abs(milliseconds) < 9e15 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .timestamp, in: container, debugDescription: "timestamp must be a whole number of milliseconds")
+        }
+        timestamp = Int64(milliseconds)
+    }
+
     /// How far in the future a fix's timestamp may be, to allow for clock skew between phone and server.
     public static let maximumClockSkewMilliseconds: Int64 = 60_000
 
