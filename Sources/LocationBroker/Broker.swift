@@ -73,10 +73,13 @@ struct Broker: Sendable {
             services: [app, PresenceSweeper(hub: hub), drain])
     }
 
-    /// Runs until SIGTERM or SIGINT (when `signals` has them), then drains and returns.
-    func run(signals: [UnixSignal] = [.sigterm, .sigint]) async throws {
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
-        try await group.run()
+    /// The services in one group that shuts down gracefully on `signals` (SIGTERM and SIGINT by default).
+    func serviceGroup(signals: [UnixSignal] = [.sigterm, .sigint]) -> ServiceGroup {
+        ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+    }
+
+    /// Runs until SIGTERM or SIGINT, then drains and returns.
+    func run() async throws {
+        try await serviceGroup().run()
     }
 }

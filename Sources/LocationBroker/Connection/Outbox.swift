@@ -103,6 +103,17 @@ final class Outbox: Sendable {
         waiter?.resume()
     }
 
+    /// Takes every queued entry without waiting (for inspection; the writer uses ``drain(into:)``).
+    func takeQueued() -> Deque<Entry> {
+        state.withLock { state in
+            defer {
+                state.entries.removeAll()
+                state.bytes = 0
+            }
+            return state.entries
+        }
+    }
+
     /// Moves every queued entry into `batch`, waiting while there are none.
     /// - Returns: `false` once the queue is finished and empty.
     func drain(into batch: inout Deque<Entry>) async -> Bool {

@@ -1,0 +1,142 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ServiceLifecycle
+import XCTest
+
+@testable import LocationBroker
+
+/// A real broker on a free port with its own SQLite file, as the tests use it.
+final class LiveBroker: Sendable {
+    let broker: Broker
+    let port: Int
+    let database: String
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    static let jwtSecret = "test-secret-0123456789-0123456789-abcdef"
+    static let backendKey = "test-backend-key-0123456789-0123456789"
+
+    /// Starts a broker. Pass the `database` of a stopped broker to restart on its file.
+    static func start(database: String? = nil, _ adjust: (inout BrokerConfiguration) -> Void = { _ in }) async throws -> LiveBroker {
+        var configuration = BrokerConfiguration()
+        configuration.port = 0
+        configuration.database = database ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("broker-test-\(UUID().uuidString)").appendingPathComponent("broker.sqlite").path
+        configuration.jwtSecret = jwtSecret
+        configuration.backendKey = backendKey
+        configuration.shutdownGraceSeconds = 5
+        adjust(&configuration)
+        var logger = Logger(label: "test-broker")
+        logger.logLevel = .warning
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let broker = try await Broker.build(configuration: configuration, logger: logger) { port in
+            portContinuation.yield(port)
+        }
+        let group = broker.serviceGroup(signals: [])
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw BrokerClientError("the broker did not start") }
+        return LiveBroker(broker: broker, port: port, database: configuration.database, group: group, task: task)
+    }
+
+    private init(broker: Broker, port: Int, database: String, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.broker = broker
+        self.port = port
+        self.database = database
+        self.group = group
+        self.task = task
+    }
+
+    /// Shuts down as SIGTERM would, and waits until it has.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+
+    var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
+
+    /// A valid HS256 token for `identity`.
+    static func token(_ identity: String, ttl: Int64 = 3600, secret: String = jwtSecret) async throws -> String {
+        try await TokenVerifier.mintHS256(secret: secret, identity: identity, ttlSeconds: ttl)
+    }
+
+    /// Connects as `identity` and reads the welcome frame.
+    func connect(_ identity: String) async throws -> BrokerConnection {
+        let connection = try await BrokerConnection.connect(url: webSocketURL, token: try await Self.token(identity))
+        guard case .welcome(let welcome) = try await connection.next() else { throw BrokerClientError("no welcome") }
+        XCTAssertEqual(welcome.identity, identity.lowercased())
+        return connection
+    }
+
+    /// One HTTP request to the broker.
+    func request(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: String? = nil) async throws -> TestClient.Response {
+        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            try await client.execute(.init(path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }))
+        }
+    }
+
+    /// A request to the donations API with the backend key.
+    func backend(_ method: HTTPRequest.Method, _ path: String, body: String? = nil, key: String = backendKey) async throws -> TestClient.Response {
+        try await request(method, path, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"], body: body)
+    }
+
+    /// Creates or moves a donation through the backend API and checks that the broker accepted it.
+    @discardableResult
+    func put(
+        _ id: String, donor: String = "donor@example.org", volunteer: String? = "vol@example.org", state: DonationState,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> TestClient.Response {
+        let response = try await backend(.put, "/v1/donations/\(id)", body: Self.donationJSON(donor: donor, volunteer: volunteer, state: state))
+        XCTAssertEqual(response.status, .ok, String(buffer: response.body ?? ByteBuffer()), file: file, line: line)
+        return response
+    }
+
+    static let home = Home(lat: -34.6037, lon: -58.3816, label: "Av. Corrientes 1234")
+    static let institution = Institution(lat: -34.5875, lon: -58.4206, name: "Caritas Palermo")
+
+    static func donationJSON(donor: String, volunteer: String?, state: DonationState) -> String {
+        let update = DonationUpdate(donor: donor, volunteer: volunteer, state: state, home: home, institution: institution)
+        return (try? WireJSON.encode(update)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+extension TestClient.Response {
+    /// The `{"error":{...}}` body of a refusal.
+    var error: BrokerError? {
+        struct Body: Decodable { let error: BrokerError }
+        guard let body else { return nil }
+        return (try? JSONDecoder().decode(Body.self, from: Data(buffer: body)))?.error
+    }
+}
+
+extension BrokerConnection {
+    /// Publishes a position with an id and returns the ack (or throws on an error frame).
+    func publish(_ position: Position, id: String = UUID().uuidString) async throws -> ServerFrame.Ack {
+        try await send(.publish(.init(id: id, position: position)))
+        let frame = try await next()
+        guard case .ack(let ack) = frame else { throw BrokerClientError("expected an ack, got \(frame)") }
+        return ack
+    }
+
+    /// Proves that nothing is queued for this connection: a request whose reply must be the very next frame.
+    func expectNothingPending(file: StaticString = #filePath, line: UInt = #line) async throws {
+        let probe = "probe-\(UUID().uuidString.prefix(8))"
+        try await send(.unsubscribe(.init(id: probe, target: .channel("nobody@probe.invalid"))))
+        let frame = try await next()
+        guard case .error(let error) = frame, error.re == probe else {
+            XCTFail("expected nothing before the probe's reply, got \(frame)", file: file, line: line)
+            return
+        }
+    }
+}
+
+/// A point `metres` north of the donor's home; positions move along a line so arrival can be placed exactly.
+func position(metresFromHome metres: Double, timestamp: Int64 = Hub.systemClock()) -> Position {
+    let point = Geodesy.destination(fromLat: LiveBroker.home.lat, lon: LiveBroker.home.lon, bearing: 0, distance: metres)
+    return Position(lat: point.lat, lon: point.lon, accuracy: 5, speed: 8, heading: 180, timestamp: timestamp)
+}
