@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "location-broker", targets: ["LocationBroker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
+        .executable(name: "tracker-watch", targets: ["tracker-watch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
@@ -61,7 +62,21 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // The donor's view in a terminal: a pure renderer (view model -> screen lines) and a thin executable.
+        .target(name: "WatchRendering", dependencies: ["BrokerProtocol"]),
+        .executableTarget(
+            name: "tracker-watch",
+            dependencies: [
+                "WatchRendering",
+                "BrokerClient",
+                "BrokerProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/tracker-watch"
+        ),
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
+        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerProtocol"]),
         .testTarget(
             name: "BrokerTests",
             dependencies: [

@@ -1,0 +1,2 @@
+/// Placeholder until the renderer lands.
+public enum WatchRenderingPlaceholder {}

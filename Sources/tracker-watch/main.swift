@@ -1,0 +1,1 @@
+print("tracker-watch: not built yet")

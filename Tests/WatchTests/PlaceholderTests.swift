@@ -1,0 +1,2 @@
+import XCTest
+final class WatchPlaceholderTests: XCTestCase { func testNothingYet() {} }
