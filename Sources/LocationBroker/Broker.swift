@@ -1,6 +1,6 @@
 import BrokerProtocol
 import Hummingbird
-import HummingbirdWebSocket
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -36,32 +36,29 @@ struct Broker: Sendable {
 
         let router = Router(context: BrokerRequestContext.self)
         let endpoint = WebSocketEndpoint(verifier: verifier, metrics: metrics, isDraining: isDraining)
-        router.get("v1/ws") { request, _ in await endpoint.explainRefusal(request) }
+        router.get("v1/ws") { request, _ in
+            let (status, error) = await endpoint.refusal(for: request.head)
+            return JSONResponse.error(status, error)
+        }
         DonationRoutes(service: donations, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
 
         let session = WebSocketSession(hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes)
-        let webSocketRouter = Router(context: BrokerRequestContext.self)
-        webSocketRouter.add(middleware: WebSocketAuthMiddleware(verifier: verifier, isDraining: isDraining))
-        webSocketRouter.ws("v1/ws") { inbound, outbound, context in
-            guard let identity = context.requestContext.identity else { return }
-            let connection = hub.connect(identity, logger: context.logger)
-            try await session.run(connection, inbound: inbound, outbound: outbound)
-        }
-
+        let webSocket = BrokerServerChannel.WebSocketSettings(
+            maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)))
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(
-                    http1: .init(idleTimeout: .seconds(90)),
-                    ws: .init(
-                        maxFrameSize: configuration.maxFrameBytes,
-                        autoPing: .enabled(timePeriod: .seconds(Int64(configuration.heartbeatSeconds)))
-                    )
-                )
-            ),
+            server: HTTPServerBuilder { responder in
+                BrokerServerChannel(
+                    responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
+                    authorize: { await endpoint.authorize($0) },
+                    refuse: { await endpoint.refusal(for: $0) },
+                    serve: { inbound, outbound, context in
+                        let connection = hub.connect(context.identity, logger: context.logger)
+                        try await session.run(connection, inbound: inbound, outbound: outbound)
+                    })
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "location-broker"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger

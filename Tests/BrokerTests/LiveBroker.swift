@@ -58,6 +58,14 @@ final class LiveBroker: Sendable {
         try await task.value
     }
 
+    /// The value of one metric line of `/metrics`, such as `broker_rejections_total{code="forbidden"}`.
+    func metric(_ series: String) -> Double? {
+        for line in broker.metrics.exposition().split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+
     var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
 
     /// A valid HS256 token for `identity`.

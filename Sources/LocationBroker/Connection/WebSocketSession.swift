@@ -1,7 +1,7 @@
 import BrokerProtocol
 import DequeModule
 import Foundation
-import HummingbirdWebSocket
+import WSCore
 import Logging
 import NIOCore
 import NIOWebSocket

@@ -13,6 +13,11 @@ enum JSONResponse {
         encode(ErrorBody(error: error), status: status)
     }
 
+    /// The bytes of a failure's body.
+    static func errorBody(_ error: BrokerError) -> ByteBuffer {
+        ByteBuffer(data: (try? WireJSON.encode(ErrorBody(error: error))) ?? Data(#"{"error":{"code":"internal","message":"?"}}"#.utf8))
+    }
+
     /// Any encodable value with status 200 (or `status`).
     static func encode(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? WireJSON.encode(value)) ?? Data(#"{"error":{"code":"internal","message":"could not encode the response"}}"#.utf8)

@@ -55,7 +55,7 @@ extension Hub {
     }
 
     /// Ends every subscription that `donation` allowed, telling each subscriber why.
-    private func revoke(donation: String, in channel: Channel, reason: ServerFrame.UnsubscribeReason) {
+    private func revoke(donation: String, in channel: VolunteerChannel, reason: ServerFrame.UnsubscribeReason) {
         let revoked = channel.subscribers.filter { $0.value.donation == donation }
         guard !revoked.isEmpty else { return }
         let frame = Self.encode(.unsubscribed(.init(re: nil, channel: channel.name, donation: donation, reason: reason)))

@@ -14,7 +14,7 @@ import Synchronization
 /// `donationIndex` and `connections` are leaves, never held while taking another lock.
 final class Hub: Sendable {
     private final class Shard: Sendable {
-        let channels = Mutex<[String: Channel]>([:])
+        let channels = Mutex<[String: VolunteerChannel]>([:])
     }
 
     private let shards: [Shard]
@@ -44,12 +44,12 @@ final class Hub: Sendable {
 
     /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
     /// channel afterwards if nothing refers to it any more.
-    private func withChannel<T: Sendable>(_ name: String, create: Bool, _ body: (Channel?) -> T) -> T {
+    private func withChannel<T: Sendable>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
         let now = clock()
         return shard(name).channels.withLock { channels in
             var channel = channels[name]
             if channel == nil && create {
-                let made = Channel(name: name, settings: settings, now: now)
+                let made = VolunteerChannel(name: name, settings: settings, now: now)
                 channels[name] = made
                 channel = made
             }
@@ -152,7 +152,7 @@ final class Hub: Sendable {
     }
 
     /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination.
-    private func announceArrivals(_ channel: Channel, position: Position, among trackable: [String]) {
+    private func announceArrivals(_ channel: VolunteerChannel, position: Position, among trackable: [String]) {
         for id in trackable {
             guard var gate = channel.donations[id], !gate.arrived, let target = gate.destinationCoordinates,
                 let place = gate.state.destination
@@ -183,7 +183,7 @@ final class Hub: Sendable {
         }
     }
 
-    private func notifyPresence(_ channel: Channel) {
+    private func notifyPresence(_ channel: VolunteerChannel) {
         guard !channel.subscribers.isEmpty else { return }
         let frame = Self.encode(.presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen)))
         for subscriber in channel.subscribers.values {
@@ -204,7 +204,7 @@ final class Hub: Sendable {
     }
 
     /// Encodes `frame` once and queues it for the subscribers of `channel` that watch `donation`.
-    func send(_ frame: ServerFrame, in channel: Channel, toDonation donation: String) {
+    func send(_ frame: ServerFrame, in channel: VolunteerChannel, toDonation donation: String) {
         let watchers = channel.subscribers.values.filter { $0.donation == donation }
         guard !watchers.isEmpty else { return }
         let bytes = Self.encode(frame)
@@ -227,7 +227,7 @@ final class Hub: Sendable {
     }
 
     /// Runs `body` under the channel's lock (for the extensions), creating the channel when asked.
-    func locked<T: Sendable>(_ name: String, create: Bool, _ body: (Channel?) -> T) -> T {
+    func locked<T: Sendable>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
         withChannel(name, create: create, body)
     }
 }

@@ -47,7 +47,7 @@ struct Subscriber {
 }
 
 /// The state of one volunteer's channel. Touched only under its shard's lock.
-final class Channel {
+final class VolunteerChannel {
     let name: String
     var nextSeq: Int64
     /// Donations that have not ended and whose volunteer is this channel.

@@ -1,0 +1,142 @@
+import BrokerProtocol
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
+@_spi(WSInternal) import WSCore
+
+/// Each accepted TCP connection: HTTP/1.1 for the API, upgraded to a WebSocket at `GET /v1/ws` when the
+/// token is valid.
+///
+/// Hummingbird's own WebSocket channel answers a refused upgrade with an empty 400. The protocol promises a
+/// 401 with a JSON body that says what is wrong with the token, so a refused upgrade is handed to the
+/// main router instead, whose `GET /v1/ws` route explains the refusal.
+struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
+    enum UpgradeResult: Sendable {
+        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, VerifiedIdentity, Logger)
+        case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered.
+        case refusedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, HTTPRequest)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgradeResult: EventLoopFuture<UpgradeResult>
+        let channel: any Channel
+    }
+
+    /// The WebSocket settings of every connection.
+    struct WebSocketSettings: Sendable {
+        var maxFrameBytes: Int
+        var heartbeat: Duration
+        var closeTimeout: Duration = .seconds(10)
+    }
+
+    /// The main router.
+    let responder: HTTPChannelHandler.Responder
+    let http1: HTTP1Channel.Configuration
+    let webSocket: WebSocketSettings
+    /// The identity of an upgrade request whose token is valid; `nil` refuses the upgrade.
+    let authorize: @Sendable (HTTPRequest) async -> VerifiedIdentity?
+    /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...).
+    let refuse: @Sendable (HTTPRequest) async -> (HTTPResponse.Status, BrokerError)
+    /// Serves an upgraded connection until it closes.
+    let serve: WebSocketDataHandler<ServedContext>
+
+    /// The context handed to ``serve``: the identity the token proved.
+    struct ServedContext: WebSocketContext {
+        let logger: Logger
+        let identity: VerifiedIdentity
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
+            let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
+            let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)
+            let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
+                maxFrameSize: webSocket.maxFrameBytes,
+                shouldUpgrade: { channel, head in
+                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                    promise.completeWithTask {
+                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return nil }
+                        guard request.path?.split(separator: "?").first == "/v1/ws", let identity = await authorize(request) else {
+                            refusedRequest.withLockedValue { $0 = request }
+                            return nil
+                        }
+                        upgradedIdentity.withLockedValue { $0 = identity }
+                        return HTTPHeaders()
+                    }
+                    return promise.futureResult
+                },
+                upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
+                        return UpgradeResult.webSocket(asyncChannel, identity, logger)
+                    }
+                }
+            )
+            let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration(
+                upgraders: [upgrader],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
+                        let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        if let request = refusedRequest.withLockedValue({ $0 }) {
+                            return UpgradeResult.refusedUpgrade(asyncChannel, request)
+                        }
+                        return UpgradeResult.http(asyncChannel)
+                    }
+                }
+            )
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(upgradeConfiguration: upgradeConfiguration)
+            configuration.enablePipelining = false
+            configuration.enableErrorHandling = false
+            configuration.enableResponseHeaderValidation = false
+            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            return Value(upgradeResult: result, channel: channel)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgradeResult.get() {
+            case .http(let http1):
+                await handleHTTP(asyncChannel: http1, logger: logger)
+            case .refusedUpgrade(let http1, let request):
+                let (status, error) = await refuse(request)
+                let body = JSONResponse.errorBody(error)
+                let head = HTTPResponse(
+                    status: status,
+                    headerFields: [
+                        .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .connection: "close",
+                    ])
+                try await http1.executeThenClose { _, outbound in
+                    try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
+                }
+            case .webSocket(let asyncChannel, let identity, let logger):
+                _ = try await WebSocketHandler.handle(
+                    type: .server,
+                    configuration: .init(
+                        extensions: [], autoPing: .enabled(timePeriod: webSocket.heartbeat), closeTimeout: webSocket.closeTimeout,
+                        validateUTF8: true, maxFrameSize: webSocket.maxFrameBytes),
+                    asyncChannel: asyncChannel,
+                    context: ServedContext(logger: logger, identity: identity),
+                    handler: serve
+                )
+            }
+        } catch {
+            logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+}

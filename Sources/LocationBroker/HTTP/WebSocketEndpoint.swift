@@ -1,0 +1,48 @@
+import BrokerProtocol
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+
+/// The plain-HTTP side of `GET /v1/ws`: it answers only requests that were not upgraded, and says why.
+struct WebSocketEndpoint: Sendable {
+    let verifier: TokenVerifier
+    let metrics: BrokerMetrics
+    let isDraining: @Sendable () -> Bool
+
+    /// The token from `Authorization: Bearer` or, for browsers, `?token=`.
+    static func token(of request: HTTPRequest) -> String? {
+        if let credential = request.headerFields.bearerCredential { return credential }
+        guard let path = request.path else { return nil }
+        return URI(path).queryParameters.get("token")
+    }
+
+    /// The identity of an upgrade request, when the broker takes new sockets and the token is valid.
+    func authorize(_ request: HTTPRequest) async -> VerifiedIdentity? {
+        guard !isDraining(), let token = Self.token(of: request) else { return nil }
+        guard case .success(let identity) = await verifier.verify(token) else { return nil }
+        return identity
+    }
+
+    /// Why a request for `/v1/ws` was not upgraded; the refusal is counted.
+    func refusal(for request: HTTPRequest) async -> (HTTPResponse.Status, BrokerError) {
+        let (status, error) = await reason(request)
+        metrics.reject(error.code)
+        return (status, error)
+    }
+
+    private func reason(_ request: HTTPRequest) async -> (HTTPResponse.Status, BrokerError) {
+        guard request.path?.split(separator: "?").first == "/v1/ws" else {
+            return (.notFound, .init(.notFound, "no such endpoint; WebSockets are served at /v1/ws"))
+        }
+        if isDraining() {
+            return (.serviceUnavailable, .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))
+        }
+        guard let token = Self.token(of: request) else {
+            return (.unauthorized, .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))
+        }
+        if case .failure(let error) = await verifier.verify(token) {
+            return (.unauthorized, error)
+        }
+        return (.badRequest, .init(.badRequest, "this endpoint speaks WebSocket only: send a WebSocket upgrade request"))
+    }
+}
