@@ -55,13 +55,20 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, flags: flags)
         } catch let error as ConfigurationError {
-            throw ValidationError(error.description)
+            throw StartupError(description: error.description)
         }
         var logger = Logger(label: "location-broker")
         logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
         let announcer = logger
-        let broker = try await Broker.build(configuration: configuration, logger: logger) { port in
-            announcer.notice("listening", metadata: ["address": "\(configuration.host):\(port)"])
+        let broker: Broker
+        do {
+            broker = try await Broker.build(configuration: configuration, logger: logger) { port in
+                announcer.notice("listening", metadata: ["address": "\(configuration.host):\(port)"])
+            }
+        } catch let error as ConfigurationError {
+            throw StartupError(description: error.description)
+        } catch {
+            throw StartupError(description: "cannot open the database \(configuration.database): \(error)")
         }
         try await broker.run()
     }
@@ -86,21 +93,26 @@ struct TokenCommand: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        var configuration = BrokerConfiguration()
-        let environment = ProcessInfo.processInfo.environment
-        let path = config ?? (FileManager.default.fileExists(atPath: ConfigurationLoader.defaultFile) ? ConfigurationLoader.defaultFile : nil)
+        let configuration: BrokerConfiguration
         do {
-            if let path {
-                for (key, value) in try ConfigurationLoader.readYAML(path) { _ = ConfigurationKey.named(key)?.apply(&configuration, value) }
-            }
-            for key in ConfigurationKey.all { if let value = environment[key.environmentVariable] { _ = key.apply(&configuration, value) } }
+            // The same layers as the server, so the token matches what the server will check.
+            configuration = try ConfigurationLoader.load(
+                file: config, environment: ProcessInfo.processInfo.environment, flags: [], forServing: false)
         } catch let error as ConfigurationError {
-            throw ValidationError(error.description)
+            throw StartupError(description: error.description)
         }
-        guard let secret = configuration.jwtSecret, secret.utf8.count >= BrokerConfiguration.minimumSecretBytes else {
-            throw ValidationError("set LOCATION_BROKER_JWT_SECRET (at least 32 bytes) to the broker's secret")
+        guard let secret = configuration.jwtSecret else {
+            throw StartupError(description: "the broker verifies tokens with a JWKS file only; mint tokens with your identity provider")
         }
         guard ttl > 0 else { throw ValidationError("--ttl must be a positive number of seconds") }
-        print(try await TokenVerifier.mintHS256(secret: secret, identity: identity, claim: claim ?? configuration.identityClaim, ttlSeconds: ttl))
+        print(
+            try await TokenVerifier.mintHS256(
+                secret: secret, identity: identity, claim: claim ?? configuration.identityClaim, ttlSeconds: ttl,
+                audience: configuration.audience, issuer: configuration.issuer))
     }
+}
+
+/// A reason the broker cannot start, printed as it is (without the usage text).
+struct StartupError: Error, CustomStringConvertible {
+    let description: String
 }

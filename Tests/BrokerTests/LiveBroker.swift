@@ -131,6 +131,13 @@ extension BrokerConnection {
         return ack
     }
 
+    /// Publishes a position that must be kept, and returns its seq.
+    func publishKept(_ position: Position) async throws -> Int64 {
+        let ack = try await publish(position)
+        guard let seq = ack.seq else { throw BrokerClientError("the position was not kept: \(ack)") }
+        return seq
+    }
+
     /// Proves that nothing is queued for this connection: a request whose reply must be the very next frame.
     func expectNothingPending(file: StaticString = #filePath, line: UInt = #line) async throws {
         let probe = "probe-\(UUID().uuidString.prefix(8))"

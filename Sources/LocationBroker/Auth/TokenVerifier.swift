@@ -79,9 +79,15 @@ struct TokenVerifier: Sendable {
     }
 
     /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker.
-    static func mintHS256(secret: String, identity: String, claim: String = "sub", ttlSeconds: Int64, now: Int64 = Int64(Date().timeIntervalSince1970)) async throws -> String {
+    static func mintHS256(
+        secret: String, identity: String, claim: String = "sub", ttlSeconds: Int64, audience: String? = nil, issuer: String? = nil,
+        now: Int64 = Int64(Date().timeIntervalSince1970)
+    ) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: Data(secret.utf8)), digestAlgorithm: .sha256)
-        return try await keys.sign(TokenClaims(expiresAt: now + ttlSeconds, strings: [claim: identity]))
+        var strings = [claim: identity]
+        if let issuer { strings["iss"] = issuer }
+        return try await keys.sign(
+            TokenClaims(expiresAt: now + ttlSeconds, issuer: issuer, audiences: audience.map { [$0] } ?? [], strings: strings))
     }
 }

@@ -15,13 +15,20 @@ enum ConfigurationLoader {
     ///   - file: the YAML file named by `--config`; when `nil`, ``defaultFile`` is read if it exists.
     ///   - environment: the process environment; only `LOCATION_BROKER_*` variables are read.
     ///   - flags: settings given on the command line, by file key.
-    static func load(file: String?, environment: [String: String], flags: [(key: String, value: String)]) throws -> BrokerConfiguration {
+    ///   - forServing: whether the backend key is needed too (`location-broker token` needs only the JWT settings).
+    static func load(
+        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true
+    ) throws -> BrokerConfiguration {
         var configuration = BrokerConfiguration()
         let path = file ?? (FileManager.default.fileExists(atPath: defaultFile) ? defaultFile : nil)
         if let path {
             for (key, value) in try readYAML(path) {
                 try apply(key, value, to: &configuration, from: "\(path)")
             }
+        }
+        let known = Set(ConfigurationKey.all.map(\.environmentVariable))
+        for name in environment.keys.sorted() where name.hasPrefix("LOCATION_BROKER_") && !known.contains(name) {
+            throw ConfigurationError(description: "unknown environment variable \(name); see docs/CONFIGURATION.md for the list")
         }
         for key in ConfigurationKey.all {
             if let value = environment[key.environmentVariable] {
@@ -31,7 +38,7 @@ enum ConfigurationLoader {
         for (key, value) in flags {
             try apply(key, value, to: &configuration, from: "command line")
         }
-        try validate(configuration)
+        try validate(configuration, forServing: forServing)
         return configuration
     }
 
@@ -75,7 +82,7 @@ enum ConfigurationLoader {
     }
 
     /// Refuses settings the broker cannot run with, saying what to do.
-    static func validate(_ configuration: BrokerConfiguration) throws {
+    static func validate(_ configuration: BrokerConfiguration, forServing: Bool = true) throws {
         let minimum = BrokerConfiguration.minimumSecretBytes
         if let secret = configuration.jwtSecret, secret.utf8.count < minimum {
             throw ConfigurationError(
@@ -87,6 +94,7 @@ enum ConfigurationLoader {
                 description: "no way to verify client tokens: set LOCATION_BROKER_JWT_SECRET (at least \(minimum) bytes, for example: openssl rand -hex 32) or jwks_file. The broker has no built-in secret."
             )
         }
+        guard forServing else { return }
         guard let key = configuration.backendKey else {
             throw ConfigurationError(
                 description: "no backend key: set LOCATION_BROKER_BACKEND_KEY (at least \(minimum) bytes, for example: openssl rand -hex 32). The broker has no built-in key."

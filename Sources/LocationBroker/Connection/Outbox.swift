@@ -89,6 +89,9 @@ final class Outbox: Sendable {
         waiter?.resume()
     }
 
+    /// Whether a close is queued and not yet taken by the writer.
+    var hasPendingClose: Bool { state.withLock { state in state.entries.contains { $0.close != nil } } }
+
     /// Whether a close has been asked for.
     var isClosing: Bool { state.withLock { $0.closing || $0.finished } }
 

@@ -16,7 +16,7 @@ struct WebSocketSession: Sendable {
     var closeGrace: Duration = .seconds(5)
 
     private enum Role: Sendable {
-        case reader, writer, expiry
+        case reader, writer, expiry, grace
     }
 
     /// Serves the connection until either side closes it.
@@ -34,20 +34,39 @@ struct WebSocketSession: Sendable {
             }
             group.addTask {
                 await write(connection, outbound)
-                // A close we sent is being answered; give the client a moment before dropping the socket.
-                try? await Task.sleep(for: closeGrace)
                 return .writer
             }
             group.addTask {
-                let remaining = connection.expiresAt * 1000 - hub.clock()
+                // Tokens are accepted up to the leeway after `exp`; the socket lives exactly as long.
+                let remaining = (connection.expiresAt + TokenVerifier.leewaySeconds) * 1000 - hub.clock()
                 try? await Task.sleep(for: .milliseconds(max(0, remaining)))
                 if !Task.isCancelled {
                     connection.outbox.close(code: CloseCode.tokenExpired, reason: "token expired", discardPending: false)
                 }
                 return .expiry
             }
-            while let finished = try await group.next() {
-                if finished != .expiry { break }
+            var readerDone = false
+            var writerDone = false
+            loop: while let finished = try await group.next() {
+                switch finished {
+                case .expiry:
+                    continue
+                case .grace:
+                    break loop
+                case .reader:
+                    readerDone = true
+                    if writerDone { break loop }
+                    // The client is gone or closed; let the writer finish a close we queued, else stop it.
+                    if !connection.outbox.hasPendingClose { connection.outbox.finish() }
+                case .writer:
+                    writerDone = true
+                    if readerDone { break loop }
+                    // We sent a close (or the socket failed): give the client a moment to answer.
+                    group.addTask {
+                        try? await Task.sleep(for: closeGrace)
+                        return .grace
+                    }
+                }
             }
             group.cancelAll()
         }
@@ -66,7 +85,6 @@ struct WebSocketSession: Sendable {
                 refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
             }
         }
-        connection.outbox.finish()
     }
 
     /// Writes queued frames until the outbox finishes or a close is written.

@@ -33,15 +33,15 @@ extension Hub {
         if let new, let newChannel {
             locked(newChannel, create: true) { channel in
                 guard let channel else { return }
-                var gate = channel.donations[id] ?? DonationGate(new)
-                let previousState = channel.donations[id]?.state
+                let previous = channel.donations[id]
+                var gate = previous ?? DonationGate(new)
                 gate.state = new.state
                 gate.home = new.home
                 gate.institution = new.institution
-                if previousState?.destination != new.state.destination { gate.arrived = false }
+                if let previous, !gate.headsForTheSamePlace(as: previous) { gate.arrival = nil }
                 channel.donations[id] = gate
-                if previousState?.isTrackable == true && !new.state.isTrackable { channel.purgeHistory(of: id) }
-                if let previousState, previousState != new.state {
+                if previous?.state.isTrackable == true && !new.state.isTrackable { channel.purgeHistory(of: id) }
+                if let previous, previous.state != new.state {
                     send(.state(.init(channel: newChannel, donation: id, state: new.state)), in: channel, toDonation: id)
                 }
             }

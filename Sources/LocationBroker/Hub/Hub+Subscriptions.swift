@@ -16,6 +16,15 @@ extension Hub {
     /// between them or be delivered twice.
     /// - Returns: the refusal, or `nil` when subscribed.
     func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {
+        // Checked before anything is looked up, so that the limit reveals nothing about other donations.
+        let alreadyWatching: Bool
+        switch request.target {
+        case .channel(let name): alreadyWatching = connection.donation(for: name) != nil
+        case .donation(let id): alreadyWatching = connection.subscribedChannels.contains { connection.donation(for: $0) == id }
+        }
+        if !alreadyWatching && connection.subscriptionCount >= settings.maxSubscriptionsPerConnection {
+            return BrokerError(.limitReached, "a connection may hold at most \(settings.maxSubscriptionsPerConnection) subscriptions; unsubscribe first")
+        }
         let channelName: String
         switch request.target {
         case .channel(let name):
@@ -24,9 +33,6 @@ extension Hub {
             guard let name = self.channelName(ofDonation: id) else { return Self.donationRefusal(id) }
             channelName = name
         }
-        if connection.donation(for: channelName) == nil && connection.subscriptionCount >= settings.maxSubscriptionsPerConnection {
-            return BrokerError(.limitReached, "a connection may hold at most \(settings.maxSubscriptionsPerConnection) subscriptions; unsubscribe first")
-        }
         return locked(channelName, create: false) { channel -> BrokerError? in
             let gate: DonationGate
             switch request.target {
@@ -34,7 +40,8 @@ extension Hub {
                 guard let found = channel?.donations[id], found.donor == connection.identity else { return Self.donationRefusal(id) }
                 gate = found
             case .channel:
-                let mine = channel?.donations.values.filter { $0.donor == connection.identity } ?? []
+                // Deterministic when a donor has two donations with one volunteer; `donation` picks one explicitly.
+                let mine = (channel?.donations.values.filter { $0.donor == connection.identity } ?? []).sorted { $0.id < $1.id }
                 guard let found = mine.first(where: { $0.state.isTrackable }) ?? mine.first else { return Self.channelRefusal }
                 gate = found
             }
@@ -59,6 +66,10 @@ extension Hub {
                 for entry in allowed where entry.seq > since {
                     metrics.record(connection.outbox.push(entry.frame, positionChannel: channelName))
                 }
+            }
+            // A donor who subscribes after the arrival is told about it too.
+            if let arrival = gate.arrival, let place = gate.state.destination {
+                reply(.arrival(.init(channel: channelName, donation: gate.id, place: place, distance: arrival)), to: connection)
             }
             return nil
         }

@@ -154,14 +154,14 @@ final class Hub: Sendable {
     /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination.
     private func announceArrivals(_ channel: VolunteerChannel, position: Position, among trackable: [String]) {
         for id in trackable {
-            guard var gate = channel.donations[id], !gate.arrived, let target = gate.destinationCoordinates,
+            guard var gate = channel.donations[id], gate.arrival == nil, let target = gate.destinationCoordinates,
                 let place = gate.state.destination
             else { continue }
             let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: target.lat, lon: target.lon)
             guard distance <= settings.arrivalRadiusMeters else { continue }
-            gate.arrived = true
-            channel.donations[id] = gate
             let rounded = (distance * 10).rounded() / 10
+            gate.arrival = rounded
+            channel.donations[id] = gate
             send(.arrival(.init(channel: channel.name, donation: id, place: place, distance: rounded)), in: channel, toDonation: id)
         }
     }

@@ -9,8 +9,8 @@ struct DonationGate {
     var state: DonationState
     var home: Home
     var institution: Institution?
-    /// Whether the arrival at the current destination was announced already.
-    var arrived = false
+    /// The distance in metres of the position that arrived at the current destination, once one did.
+    var arrival: Double?
 
     init(_ donation: Donation) {
         id = donation.id
@@ -18,6 +18,16 @@ struct DonationGate {
         state = donation.state
         home = donation.home
         institution = donation.institution
+    }
+
+    /// Whether both head for the same destination at the same coordinates (so an arrival still holds).
+    func headsForTheSamePlace(as other: DonationGate) -> Bool {
+        guard state.destination == other.state.destination else { return false }
+        switch (destinationCoordinates, other.destinationCoordinates) {
+        case (let mine?, let theirs?): return mine.lat == theirs.lat && mine.lon == theirs.lon
+        case (nil, nil): return true
+        default: return false
+        }
     }
 
     /// The coordinates of the current destination, while trackable.

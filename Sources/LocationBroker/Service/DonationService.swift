@@ -45,6 +45,9 @@ struct DonationService: Sendable {
             let old = try await store.donation(id: id)
             let now = hub.clock()
             if let old {
+                if old.state.isTerminal && (old.volunteer != update.volunteer || old.state != update.state || old.home != update.home || old.institution != update.institution) {
+                    throw Refusal(status: 409, error: BrokerError(.illegalTransition, "the donation is \(old.state.rawValue) and can no longer change"))
+                }
                 if old.donor != update.donor {
                     throw Refusal(status: 409, error: BrokerError(.illegalTransition, "a donation's donor cannot change (it is \(old.donor))"))
                 }
