@@ -85,6 +85,12 @@ public final class BrokerConnection: Sendable {
         try await writer.write(.text(text))
     }
 
+    /// Sends one raw WebSocket frame as it is, for tests of hostile input (fragments, control frames...).
+    public func sendFrame(opcode: WebSocketOpcode, fin: Bool = true, bytes: [UInt8]) async throws {
+        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        try await writer.write(.custom(WebSocketFrame(fin: fin, opcode: opcode, data: ByteBuffer(bytes: bytes))))
+    }
+
     /// Sends a binary frame.
     public func sendBinary(_ bytes: [UInt8]) async throws {
         guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }

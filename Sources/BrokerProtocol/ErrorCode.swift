@@ -54,6 +54,6 @@ public enum CloseCode {
     public static let slowConsumer: UInt16 = 4008
     /// The connection sent too many invalid frames.
     public static let tooManyErrors: UInt16 = 4009
-    /// The connection was silent for longer than the idle timeout.
-    public static let idleTimeout: UInt16 = 4010
+    /// The identity already holds the maximum number of open connections.
+    public static let tooManyConnections: UInt16 = 4029
 }

@@ -35,7 +35,7 @@ struct Broker: Sendable {
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
         let router = Router(context: BrokerRequestContext.self)
-        let endpoint = WebSocketEndpoint(verifier: verifier, metrics: metrics, isDraining: isDraining)
+        let endpoint = WebSocketEndpoint(verifier: verifier, metrics: metrics, hub: hub, isDraining: isDraining)
         router.get("v1/ws") { request, _ in
             let (status, error) = await endpoint.refusal(for: request.head)
             return JSONResponse.error(status, error)
@@ -44,9 +44,12 @@ struct Broker: Sendable {
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
 
-        let session = WebSocketSession(hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes)
+        let session = WebSocketSession(
+            hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes,
+            invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
         let webSocket = BrokerServerChannel.WebSocketSettings(
-            maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)))
+            maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)),
+            handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
         let app = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -56,6 +59,11 @@ struct Broker: Sendable {
                     refuse: { await endpoint.refusal(for: $0) },
                     serve: { inbound, outbound, context in
                         let connection = hub.connect(context.identity, logger: context.logger)
+                        let channel = context.channel
+                        connection.outbox.setAbortHandler {
+                            // The writer may be stuck on a full socket: give the close frame a moment, then cut.
+                            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+                        }
                         try await session.run(connection, inbound: inbound, outbound: outbound)
                     })
             },

@@ -42,6 +42,15 @@ struct BrokerConfiguration: Sendable {
     /// Bytes a connection's outbound queue may hold before positions are conflated and, if that is not
     /// enough, the connection is closed as a slow consumer (4008).
     var outboxBytes = 262_144
+    /// Seconds queued frames may wait without the writer taking any before the connection is closed as a
+    /// slow consumer (4008).
+    var slowConsumerSeconds = 10
+    /// WebSocket connections one identity may hold open at once.
+    var maxConnectionsPerIdentity = 4
+    /// Invalid frames a connection may send per minute (a burst of this many); past it, close 4009.
+    var maxInvalidFramesPerMinute = 10
+    /// Seconds a new TCP connection may take to send its first request (or upgrade) before it is closed.
+    var handshakeTimeoutSeconds = 10
     /// Subscriptions one connection may hold at once.
     var maxSubscriptionsPerConnection = 16
     /// Seconds SIGTERM waits for WebSockets to close (1001) before the broker exits anyway.

@@ -36,6 +36,18 @@ struct ConfigurationKey: Sendable {
         integer("outbox_bytes", "Outbound queue per connection before conflation and 4008 (default 262144).", 4096...67_108_864) {
             $0.outboxBytes = $1
         },
+        integer("slow_consumer_seconds", "Seconds a connection's queue may wait on its socket before 4008 (default 10).", 1...3600) {
+            $0.slowConsumerSeconds = $1
+        },
+        integer("max_connections_per_identity", "Open WebSockets per identity (default 4).", 1...100_000) {
+            $0.maxConnectionsPerIdentity = $1
+        },
+        integer("max_invalid_frames_per_minute", "Invalid frames a connection may send per minute before 4009 (default 10).", 1...100_000) {
+            $0.maxInvalidFramesPerMinute = $1
+        },
+        integer("handshake_timeout_seconds", "Seconds a new connection may take to send its first request (default 10).", 1...3600) {
+            $0.handshakeTimeoutSeconds = $1
+        },
         integer("max_subscriptions_per_connection", "Subscriptions per connection (default 16).", 1...10_000) {
             $0.maxSubscriptionsPerConnection = $1
         },

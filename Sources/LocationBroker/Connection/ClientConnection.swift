@@ -19,11 +19,11 @@ final class ClientConnection: Sendable {
     /// Subscribed channels, each with the donation that allowed it.
     private let subscriptions = Mutex<[String: String]>([:])
 
-    init(id: UInt64, identity: String, expiresAt: Int64, outboxLimit: Int, logger: Logger) {
+    init(id: UInt64, identity: String, expiresAt: Int64, outboxLimit: Int, stallLimit: Duration = .seconds(10), logger: Logger) {
         self.id = id
         self.identity = identity
         self.expiresAt = expiresAt
-        self.outbox = Outbox(limit: outboxLimit)
+        self.outbox = Outbox(limit: outboxLimit, stallLimit: stallLimit)
         self.logger = logger
     }
 

@@ -7,8 +7,10 @@ import Synchronization
 /// waiting; the connection's writer task drains it.
 ///
 /// Bounded in bytes. When a position does not fit, the queued position of the same channel is replaced by
-/// the newer one (conflation: only the newest position matters). When nothing can be conflated the consumer
-/// is too slow: the queue is discarded and the connection is closed with 4008.
+/// the newer one (conflation: only the newest position matters). The consumer is judged too slow, and the
+/// connection closed with 4008, when a frame fits nowhere, or when the writer has not taken anything for
+/// longer than the stall limit while frames wait. A slow consumer's socket is also closed outright a moment
+/// later (``onAbort``), since a writer stuck on a full socket cannot send the close frame itself.
 ///
 /// Lock order: a hub shard lock may be held while pushing here; this lock is a leaf and is never held while
 /// taking another.
@@ -29,7 +31,7 @@ final class Outbox: Sendable {
         case queued
         /// Replaced an older position of the same channel.
         case conflated
-        /// Did not fit: the connection is now closing with 4008.
+        /// The consumer is too slow: the connection is now closing with 4008.
         case overflowed
         /// The connection is closing or closed; the frame was dropped.
         case closed
@@ -43,26 +45,46 @@ final class Outbox: Sendable {
         var closing = false
         /// The writer has stopped: nothing more will be written.
         var finished = false
+        /// Since when frames have been waiting without the writer taking any.
+        var stalledSince: ContinuousClock.Instant?
+        var onAbort: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
     /// The byte limit of queued frames.
     let limit: Int
+    /// How long frames may wait without the writer taking any before the consumer is judged too slow.
+    let stallLimit: Duration
 
-    init(limit: Int) {
+    init(limit: Int, stallLimit: Duration = .seconds(10)) {
         self.limit = limit
+        self.stallLimit = stallLimit
+    }
+
+    /// Sets what closes the socket outright when the consumer is judged too slow.
+    func setAbortHandler(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onAbort = handler }
     }
 
     /// Queues a frame without waiting. Pass `positionChannel` for position frames so they can be conflated.
     @discardableResult
     func push(_ frame: ByteBuffer, positionChannel: String? = nil) -> PushResult {
         let size = frame.readableBytes
-        let (result, waiter) = state.withLock { state -> (PushResult, CheckedContinuation<Void, Never>?) in
-            if state.closing || state.finished { return (.closed, nil) }
+        let (result, waiter, abort) = state.withLock {
+            state -> (PushResult, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+            if state.closing || state.finished { return (.closed, nil, nil) }
+            if !state.entries.isEmpty {
+                let now = ContinuousClock.now
+                if let since = state.stalledSince {
+                    if now - since > stallLimit { return Self.judgeSlow(&state) }
+                } else {
+                    state.stalledSince = now
+                }
+            }
             if state.bytes + size <= limit {
                 state.entries.append(Entry(frame: frame, positionChannel: positionChannel))
                 state.bytes += size
-                return (.queued, Self.takeWaiter(&state))
+                return (.queued, Self.takeWaiter(&state), nil)
             }
             if let channel = positionChannel,
                 let index = state.entries.lastIndex(where: { $0.positionChannel == channel }),
@@ -70,12 +92,12 @@ final class Outbox: Sendable {
             {
                 state.bytes += size - state.entries[index].frame.readableBytes
                 state.entries[index].frame = frame
-                return (.conflated, nil)
+                return (.conflated, nil, nil)
             }
-            Self.queueClose(&state, code: CloseCode.slowConsumer, reason: "slow consumer: outbound queue full", discardPending: true)
-            return (.overflowed, Self.takeWaiter(&state))
+            return Self.judgeSlow(&state)
         }
         waiter?.resume()
+        abort?()
         return result
     }
 
@@ -95,12 +117,16 @@ final class Outbox: Sendable {
     /// Whether a close has been asked for.
     var isClosing: Bool { state.withLock { $0.closing || $0.finished } }
 
+    /// Bytes queued now.
+    var queuedBytes: Int { state.withLock { $0.bytes } }
+
     /// Stops the queue: the writer's next wait returns at once, and pushes are dropped.
     func finish() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.finished = true
             state.entries.removeAll()
             state.bytes = 0
+            state.onAbort = nil
             return Self.takeWaiter(&state)
         }
         waiter?.resume()
@@ -112,6 +138,7 @@ final class Outbox: Sendable {
             defer {
                 state.entries.removeAll()
                 state.bytes = 0
+                state.stalledSince = nil
             }
             return state.entries
         }
@@ -125,6 +152,7 @@ final class Outbox: Sendable {
                 if !state.entries.isEmpty {
                     swap(&batch, &state.entries)
                     state.bytes = 0
+                    state.stalledSince = nil
                     return true
                 }
                 return state.finished ? false : nil
@@ -143,6 +171,13 @@ final class Outbox: Sendable {
                 self.finish()
             }
         }
+    }
+
+    private static func judgeSlow(_ state: inout State) -> (PushResult, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) {
+        queueClose(&state, code: CloseCode.slowConsumer, reason: "slow consumer: outbound queue full", discardPending: true)
+        let abort = state.onAbort
+        state.onAbort = nil
+        return (.overflowed, takeWaiter(&state), abort)
     }
 
     private static func queueClose(_ state: inout State, code: UInt16, reason: String, discardPending: Bool) {

@@ -12,6 +12,8 @@ struct WebSocketSession: Sendable {
     let hub: Hub
     let heartbeatSeconds: Int
     let maxFrameBytes: Int
+    /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
+    var invalidFramesPerMinute = 10
     /// How long a close we sent may wait for the client's answer before the socket is dropped.
     var closeGrace: Duration = .seconds(5)
 
@@ -75,14 +77,22 @@ struct WebSocketSession: Sendable {
     /// Handles the client's frames in order until the client closes, or until we asked to close.
     private func read(_ connection: ClientConnection, _ inbound: WebSocketInboundStream) async throws {
         let decoder = ClientFrameDecoder()
+        var errorBudget = TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: hub.clock())
         for try await message in inbound.messages(maxSize: maxFrameBytes) {
             if connection.outbox.isClosing { break }
+            let refused: BrokerError?
             switch message {
             case .text(let text):
-                handle(text.utf8, from: connection, decoder: decoder)
+                refused = handle(text.utf8, from: connection, decoder: decoder)
             case .binary:
                 hub.metrics.framesIn["invalid"]?.increment()
-                refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+                refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+            }
+            // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
+            if let refused, refused.code != .rateLimited, !errorBudget.take(now: hub.clock()) {
+                connection.logger.notice("closing a connection that keeps sending invalid frames")
+                connection.outbox.close(code: CloseCode.tooManyErrors, reason: "too many invalid frames", discardPending: false)
+                break
             }
         }
     }
@@ -109,11 +119,13 @@ struct WebSocketSession: Sendable {
         }
     }
 
-    private func handle(_ bytes: String.UTF8View, from connection: ClientConnection, decoder: ClientFrameDecoder) {
+    /// Handles one text frame.
+    /// - Returns: the refusal sent back, if the frame was refused.
+    private func handle(_ bytes: String.UTF8View, from connection: ClientConnection, decoder: ClientFrameDecoder) -> BrokerError? {
         switch decoder.decode(bytes) {
         case .failure(let rejection):
             hub.metrics.framesIn["invalid"]?.increment()
-            refuse(rejection.error, re: rejection.re, to: connection)
+            return refuse(rejection.error, re: rejection.re, to: connection)
         case .success(.publish(let publish)):
             hub.metrics.framesIn["publish"]?.increment()
             if let channel = publish.channel, channel != connection.identity {
@@ -127,21 +139,24 @@ struct WebSocketSession: Sendable {
                 if let id = publish.id {
                     hub.reply(.ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers)), to: connection)
                 }
+                return nil
             case .failure(let error):
-                refuse(error, re: publish.id, to: connection)
+                return refuse(error, re: publish.id, to: connection)
             }
         case .success(.subscribe(let subscribe)):
             hub.metrics.framesIn["subscribe"]?.increment()
-            if let error = hub.subscribe(connection, subscribe) { refuse(error, re: subscribe.id, to: connection) }
+            return hub.subscribe(connection, subscribe).map { refuse($0, re: subscribe.id, to: connection) }
         case .success(.unsubscribe(let unsubscribe)):
             hub.metrics.framesIn["unsubscribe"]?.increment()
-            if let error = hub.unsubscribe(connection, unsubscribe) { refuse(error, re: unsubscribe.id, to: connection) }
+            return hub.unsubscribe(connection, unsubscribe).map { refuse($0, re: unsubscribe.id, to: connection) }
         }
     }
 
-    private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) {
+    @discardableResult
+    private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) -> BrokerError {
         hub.metrics.reject(error.code)
         connection.logger.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
         hub.reply(.error(.init(re: re, error)), to: connection)
+        return error
     }
 }

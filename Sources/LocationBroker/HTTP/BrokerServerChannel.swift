@@ -34,6 +34,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     struct WebSocketSettings: Sendable {
         var maxFrameBytes: Int
         var heartbeat: Duration
+        /// How long a new connection may take to send its first request.
+        var handshakeTimeout: Duration = .seconds(10)
         var closeTimeout: Duration = .seconds(10)
     }
 
@@ -52,6 +54,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     struct ServedContext: WebSocketContext {
         let logger: Logger
         let identity: VerifiedIdentity
+        /// The socket, for cutting off a consumer too slow to receive its close frame.
+        let channel: any Channel
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -104,6 +108,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            // A client that opens a socket and says nothing must not hold a file descriptor forever.
+            let timeout = channel.eventLoop.scheduleTask(in: .init(webSocket.handshakeTimeout)) { channel.close(promise: nil) }
+            result.whenComplete { _ in timeout.cancel() }
             return Value(upgradeResult: result, channel: channel)
         }
     }
@@ -131,7 +138,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                         extensions: [], autoPing: .enabled(timePeriod: webSocket.heartbeat), closeTimeout: webSocket.closeTimeout,
                         validateUTF8: true, maxFrameSize: webSocket.maxFrameBytes),
                     asyncChannel: asyncChannel,
-                    context: ServedContext(logger: logger, identity: identity),
+                    context: ServedContext(logger: logger, identity: identity, channel: asyncChannel.channel),
                     handler: serve
                 )
             }

@@ -7,6 +7,7 @@ import HummingbirdCore
 struct WebSocketEndpoint: Sendable {
     let verifier: TokenVerifier
     let metrics: BrokerMetrics
+    let hub: Hub
     let isDraining: @Sendable () -> Bool
 
     /// The token from `Authorization: Bearer` or, for browsers, `?token=`.
@@ -19,7 +20,7 @@ struct WebSocketEndpoint: Sendable {
     /// The identity of an upgrade request, when the broker takes new sockets and the token is valid.
     func authorize(_ request: HTTPRequest) async -> VerifiedIdentity? {
         guard !isDraining(), let token = Self.token(of: request) else { return nil }
-        guard case .success(let identity) = await verifier.verify(token) else { return nil }
+        guard case .success(let identity) = await verifier.verify(token), hub.mayConnect(identity.identity) else { return nil }
         return identity
     }
 
@@ -40,8 +41,16 @@ struct WebSocketEndpoint: Sendable {
         guard let token = Self.token(of: request) else {
             return (.unauthorized, .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))
         }
-        if case .failure(let error) = await verifier.verify(token) {
+        switch await verifier.verify(token) {
+        case .failure(let error):
             return (.unauthorized, error)
+        case .success(let identity):
+            if !hub.mayConnect(identity.identity) {
+                return (
+                    .tooManyRequests,
+                    .init(.limitReached, "\(identity.identity) already has \(hub.settings.maxConnectionsPerIdentity) open connections; close one first")
+                )
+            }
         }
         return (.badRequest, .init(.badRequest, "this endpoint speaks WebSocket only: send a WebSocket upgrade request"))
     }

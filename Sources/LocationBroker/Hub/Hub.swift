@@ -68,12 +68,28 @@ final class Hub: Sendable {
         logger[metadataKey: "connection"] = "\(id)"
         logger[metadataKey: "identity"] = "\(identity.identity)"
         let connection = ClientConnection(
-            id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes, logger: logger)
+            id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes,
+            stallLimit: settings.slowConsumerStall, logger: logger)
         connections.withLock { $0[id] = connection }
-        withChannel(identity.identity, create: true) { $0?.connections += 1 }
+        let admitted = withChannel(identity.identity, create: true) { channel -> Bool in
+            guard let channel else { return false }
+            channel.connections += 1
+            return channel.connections <= settings.maxConnectionsPerIdentity
+        }
         metrics.connections.increment()
         metrics.connectionsAccepted.increment()
+        if !admitted {
+            // Two upgrades raced past the check at the handshake; the later one is closed at once.
+            metrics.reject(.limitReached)
+            connection.outbox.close(
+                code: CloseCode.tooManyConnections, reason: "too many connections for this identity", discardPending: true)
+        }
         return connection
+    }
+
+    /// Whether `identity` may open another WebSocket now.
+    func mayConnect(_ identity: String) -> Bool {
+        withChannel(identity, create: false) { ($0?.connections ?? 0) < settings.maxConnectionsPerIdentity }
     }
 
     /// Forgets a closed connection: its subscriptions end, and the volunteer goes offline with their last connection.
@@ -98,6 +114,11 @@ final class Hub: Sendable {
 
     /// Open connections.
     var connectionCount: Int { connections.withLock { $0.count } }
+
+    /// The bytes queued in the fullest outbox, for operations and tests.
+    var largestOutboxBytes: Int {
+        connections.withLock { Array($0.values) }.map(\.outbox.queuedBytes).max() ?? 0
+    }
 
     /// Asks every connection to close with `code`, after the frames already queued.
     func closeAll(code: UInt16, reason: String) {
@@ -141,8 +162,9 @@ final class Hub: Sendable {
             if channel.history.count > settings.historySize { channel.history.removeFirst() }
             var watchers = 0
             for subscriber in channel.subscribers.values where trackable.contains(subscriber.donation) {
-                metrics.record(subscriber.connection.outbox.push(frame, positionChannel: channel.name))
-                watchers += 1
+                let result = subscriber.connection.outbox.push(frame, positionChannel: channel.name)
+                metrics.record(result)
+                if result == .queued || result == .conflated { watchers += 1 }
             }
             metrics.positionsKept.increment()
             metrics.deliveries.increment(by: Int64(watchers))

@@ -14,6 +14,10 @@ struct HubSettings: Sendable {
     var maxSubscriptionsPerConnection = 16
     /// Outbound queue bytes per connection.
     var outboxBytes = 262_144
+    /// How long an outbox may wait on its socket before the connection is closed as a slow consumer.
+    var slowConsumerStall: Duration = .seconds(10)
+    /// Open WebSockets per identity.
+    var maxConnectionsPerIdentity = 4
 
     init() {}
 
@@ -25,5 +29,7 @@ struct HubSettings: Sendable {
         presenceTimeoutMilliseconds = Int64(configuration.publishIntervalSeconds) * 3 * 1000
         maxSubscriptionsPerConnection = configuration.maxSubscriptionsPerConnection
         outboxBytes = configuration.outboxBytes
+        slowConsumerStall = .seconds(Int64(configuration.slowConsumerSeconds))
+        maxConnectionsPerIdentity = configuration.maxConnectionsPerIdentity
     }
 }
