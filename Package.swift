@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -8,7 +9,6 @@ let package = Package(
         .executable(name: "location-broker", targets: ["LocationBroker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
-        .executable(name: "tracker-watch", targets: ["tracker-watch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
         .package(url: "https://github.com/jpsim/Yams.git", exact: "6.2.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
     ],
     targets: [
         // Wire types, error codes, the donation state machine and geodesy: Foundation only.
@@ -67,21 +68,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
-        // The donor's view in a terminal: a pure renderer (view model -> screen lines) and a thin executable.
-        .target(name: "WatchRendering", dependencies: ["BrokerProtocol"]),
-        .executableTarget(
-            name: "tracker-watch",
-            dependencies: [
-                "WatchRendering",
-                "BrokerClient",
-                "BrokerProtocol",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/tracker-watch"
-        ),
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
-        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerProtocol"]),
         .testTarget(
             name: "BrokerTests",
             dependencies: [
@@ -96,3 +83,62 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// The tools around the broker. `LB_CORE_ONLY=1 swift build` leaves them out, for quicker work on the broker alone.
+if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
+    package.products += [
+        .executable(name: "tracker-watch", targets: ["tracker-watch"]),
+        .executable(name: "tracker-sim", targets: ["tracker-sim"]),
+    ]
+    package.targets += [
+        // The donor's view in a terminal: a pure renderer (view model -> screen lines) and a thin executable.
+        .target(name: "WatchRendering", dependencies: ["BrokerProtocol"]),
+        .executableTarget(
+            name: "tracker-watch",
+            dependencies: [
+                "WatchRendering",
+                "BrokerClient",
+                "BrokerProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/tracker-watch"
+        ),
+        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerProtocol"]),
+        // Simulated fleets and the load benchmark: motion, lifecycle, load clients and reports, then a thin executable.
+        .target(
+            name: "SimulationKit",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tracker-sim",
+            dependencies: [
+                "SimulationKit",
+                "BrokerClient",
+                "BrokerProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/tracker-sim"
+        ),
+        .testTarget(
+            name: "SimulatorTests",
+            dependencies: [
+                "SimulationKit",
+                "BrokerProtocol",
+                "LocationBroker",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+}

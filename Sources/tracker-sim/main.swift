@@ -1,0 +1,1 @@
+print("tracker-sim: not built yet")

@@ -1,0 +1,2 @@
+import XCTest
+final class SimulatorPlaceholderTests: XCTestCase { func testNothingYet() {} }
