@@ -77,6 +77,8 @@ let package = Package(
                 "BrokerProtocol",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
     ],

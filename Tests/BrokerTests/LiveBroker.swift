@@ -83,6 +83,11 @@ final class LiveBroker: Sendable {
 
     /// One HTTP request to the broker.
     func request(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: String? = nil) async throws -> TestClient.Response {
+        try await Self.request(port: port, method, path, headers: headers, body: body)
+    }
+
+    /// One HTTP request to a broker on `port`.
+    static func request(port: Int, _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: String? = nil) async throws -> TestClient.Response {
         try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
             try await client.execute(.init(path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }))
         }
@@ -90,7 +95,12 @@ final class LiveBroker: Sendable {
 
     /// A request to the donations API with the backend key.
     func backend(_ method: HTTPRequest.Method, _ path: String, body: String? = nil, key: String = backendKey) async throws -> TestClient.Response {
-        try await request(method, path, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"], body: body)
+        try await Self.backend(port: port, method, path, body: body, key: key)
+    }
+
+    /// A request to the donations API of a broker on `port`.
+    static func backend(port: Int, _ method: HTTPRequest.Method, _ path: String, body: String? = nil, key: String = backendKey) async throws -> TestClient.Response {
+        try await request(port: port, method, path, headers: [.authorization: "Bearer \(key)", .contentType: "application/json"], body: body)
     }
 
     /// Creates or moves a donation through the backend API and checks that the broker accepted it.

@@ -1,0 +1,77 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import XCTest
+
+@testable import LocationBroker
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Each documented limit refuses what is over it, with its code, and counts it.
+final class LimitsTests: XCTestCase {
+    func testAnIdentityMayHoldOnlySoManyConnections() async throws {
+        let live = try await LiveBroker.start { $0.maxConnectionsPerIdentity = 2 }
+        let first = try await live.connect("donor@example.org")
+        let second = try await live.connect("donor@example.org")
+        let token = try await LiveBroker.token("donor@example.org")
+        let third = try await live.request(.get, "/v1/ws", headers: [
+            .connection: "Upgrade", .upgrade: "websocket", .secWebSocketVersion: "13", .secWebSocketKey: "dGhlIHNhbXBsZSBub25jZQ==",
+            .authorization: "Bearer \(token)",
+        ])
+        XCTAssertEqual(third.status, .tooManyRequests)
+        XCTAssertEqual(third.error?.code, .limitReached)
+        // Another person is not affected, and closing one connection makes room again.
+        _ = try await live.connect("someone@example.org")
+        await first.close()
+        while live.broker.hub.mayConnect("donor@example.org") == false { try await Task.sleep(for: .milliseconds(10)) }
+        _ = try await live.connect("donor@example.org")
+        withExtendedLifetime(second) {}
+        XCTAssertGreaterThanOrEqual(live.metric(#"broker_rejections_total{code="limit-reached"}"#) ?? 0, 1)
+        try await live.stop()
+    }
+
+    func testAConnectionMayHoldOnlySoManySubscriptions() async throws {
+        let live = try await LiveBroker.start { $0.maxSubscriptionsPerConnection = 2 }
+        for index in 1...3 {
+            try await live.put("d-\(index)", volunteer: "vol\(index)@example.org", state: .beingLookedFor)
+        }
+        let donor = try await live.connect("donor@example.org")
+        for index in 1...2 {
+            try await donor.send(.subscribe(.init(target: .donation("d-\(index)"))))
+            guard case .subscribed = try await donor.next() else { return XCTFail("not subscribed to d-\(index)") }
+        }
+        try await donor.send(.subscribe(.init(id: "third", target: .donation("d-3"))))
+        guard case .error(let refused) = try await donor.next() else { return XCTFail("a third subscription was accepted") }
+        XCTAssertEqual(refused.code, .limitReached)
+        // The same refusal for a donation that does not exist: the limit reveals nothing.
+        try await donor.send(.subscribe(.init(id: "ghost", target: .donation("d-404"))))
+        guard case .error(let ghost) = try await donor.next() else { return XCTFail("no refusal") }
+        XCTAssertEqual(ghost.code, .limitReached)
+        // Subscribing again to a donation already watched is not a new subscription.
+        try await donor.send(.subscribe(.init(target: .donation("d-1"))))
+        guard case .subscribed = try await donor.next() else { return XCTFail("re-subscribing was refused") }
+        try await live.stop()
+    }
+
+    func testAClientThatSaysNothingIsDisconnectedAfterTheHandshakeTimeout() async throws {
+        let live = try await LiveBroker.start { $0.handshakeTimeoutSeconds = 1 }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(live.port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        // A blocking read returns 0 when the broker closes the silent socket.
+        var byte: UInt8 = 0
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        XCTAssertEqual(recv(fd, &byte, 1, 0), 0, "the broker closed the connection")
+        try await live.stop()
+    }
+}
