@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOSSL
 import NIOWebSocket
 import Synchronization
 import WSClient
@@ -21,7 +22,12 @@ public final class BrokerConnection: Sendable {
 
     /// Connects to `url` (`ws://host:port/v1/ws`) with `token`, sent as `Authorization: Bearer`.
     /// - Throws: ``BrokerClientError`` when the upgrade is refused (for example a bad token) or the server is unreachable.
-    public static func connect(url: String, token: String?, logger: Logger = Logger(label: "broker-client")) async throws -> BrokerConnection {
+    ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
+    ///   - timeout: how long the TCP connection, TLS and the upgrade may take together.
+    public static func connect(
+        url: String, token: String?, tls: TLSConfiguration? = nil, timeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "broker-client")
+    ) async throws -> BrokerConnection {
         let connection = BrokerConnection()
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }
@@ -30,7 +36,8 @@ public final class BrokerConnection: Sendable {
             connection.opening.withLock { $0 = continuation }
             let task = Task {
                 do {
-                    let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { inbound, outbound, _ in
+                    let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, tlsConfiguration: tls, logger: logger) {
+                        inbound, outbound, _ in
                         connection.writer.withLock { $0 = outbound }
                         connection.opening.withLock { $0.take() }?.resume()
                         for try await message in inbound.messages(maxSize: 1 << 20) {
@@ -54,6 +61,14 @@ public final class BrokerConnection: Sendable {
                 connection.events.finish()
             }
             connection.task.withLock { $0 = task }
+            // A server that drops the socket mid-upgrade can leave the upgrade pending: give up in time.
+            Task {
+                try? await Task.sleep(for: timeout)
+                if let pending = connection.opening.withLock({ $0.take() }) {
+                    task.cancel()
+                    pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url) within \(timeout)"))
+                }
+            }
         }
         return connection
     }

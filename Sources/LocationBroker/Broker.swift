@@ -50,9 +50,7 @@ struct Broker: Sendable {
         let webSocket = BrokerServerChannel.WebSocketSettings(
             maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)),
             handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
-        let app = Application(
-            router: router,
-            server: HTTPServerBuilder { responder in
+        let plain = HTTPServerBuilder { responder in
                 BrokerServerChannel(
                     responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
                     authorize: { await endpoint.authorize($0) },
@@ -66,7 +64,10 @@ struct Broker: Sendable {
                         }
                         try await session.run(connection, inbound: inbound, outbound: outbound)
                     })
-            },
+            }
+        let app = Application(
+            router: router,
+            server: try TLSFiles.serverBuilder(plain, configuration: configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "location-broker"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger

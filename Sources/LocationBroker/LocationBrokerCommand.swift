@@ -44,6 +44,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
+    @Option(help: "PEM certificate chain: with --tls-key, serve https:// and wss:// only.")
+    var tlsCert: String?
+
+    @Option(help: "PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     func run() async throws {
         var flags: [(key: String, value: String)] = []
         if let host { flags.append(("host", host)) }
@@ -51,6 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let database { flags.append(("database", database)) }
         if let jwksFile { flags.append(("jwks_file", jwksFile)) }
         if let logLevel { flags.append(("log_level", logLevel)) }
+        if let tlsCert { flags.append(("tls_cert", tlsCert)) }
+        if let tlsKey { flags.append(("tls_key", tlsKey)) }
         let configuration: BrokerConfiguration
         do {
             configuration = try ConfigurationLoader.load(file: config, environment: ProcessInfo.processInfo.environment, flags: flags)

@@ -55,6 +55,10 @@ struct BrokerConfiguration: Sendable {
     var maxSubscriptionsPerConnection = 16
     /// Seconds SIGTERM waits for WebSockets to close (1001) before the broker exits anyway.
     var shutdownGraceSeconds = 10
+    /// PEM certificate chain; with `tlsKey`, the broker serves https:// and wss:// only.
+    var tlsCert: String?
+    /// PEM private key of `tlsCert`.
+    var tlsKey: String?
     /// trace, debug, info, notice, warning, error or critical.
     var logLevel = "info"
 

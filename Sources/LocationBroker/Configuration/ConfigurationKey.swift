@@ -54,6 +54,8 @@ struct ConfigurationKey: Sendable {
         integer("shutdown_grace_seconds", "Seconds SIGTERM waits for sockets to close (default 10).", 0...3600) {
             $0.shutdownGraceSeconds = $1
         },
+        text("tls_cert", "PEM certificate chain; with tls_key, serve https:// and wss:// only.") { $0.tlsCert = $1 },
+        text("tls_key", "PEM private key for tls_cert.") { $0.tlsKey = $1 },
         choice("log_level", "trace, debug, info, notice, warning, error or critical (default info).",
                ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
     ]

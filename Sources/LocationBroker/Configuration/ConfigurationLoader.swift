@@ -95,6 +95,9 @@ enum ConfigurationLoader {
             )
         }
         guard forServing else { return }
+        if (configuration.tlsCert == nil) != (configuration.tlsKey == nil) {
+            throw ConfigurationError(description: "tls_cert and tls_key go together: set both to serve TLS, or neither")
+        }
         guard let key = configuration.backendKey else {
             throw ConfigurationError(
                 description: "no backend key: set LOCATION_BROKER_BACKEND_KEY (at least \(minimum) bytes, for example: openssl rand -hex 32). The broker has no built-in key."

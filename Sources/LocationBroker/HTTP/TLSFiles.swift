@@ -1,0 +1,26 @@
+import HummingbirdCore
+import HummingbirdTLS
+import NIOSSL
+
+/// Serves TLS when `tls_cert` and `tls_key` are set.
+enum TLSFiles {
+    /// `plain` wrapped in TLS when the configuration names a certificate and key, else `plain` itself.
+    static func serverBuilder(_ plain: HTTPServerBuilder, configuration: BrokerConfiguration) throws -> HTTPServerBuilder {
+        guard let certificatePath = configuration.tlsCert, let keyPath = configuration.tlsKey else { return plain }
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+        } catch {
+            throw ConfigurationError(description: "cannot read the TLS certificate \(certificatePath): \(error)")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw ConfigurationError(description: "cannot read the TLS key \(keyPath): \(error)")
+        }
+        guard !chain.isEmpty else { throw ConfigurationError(description: "the TLS certificate file \(certificatePath) holds no certificate") }
+        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        return try .tls(plain, tlsConfiguration: tls)
+    }
+}
