@@ -1,2 +1,0 @@
-/// Placeholder until the renderer lands.
-public enum WatchRenderingPlaceholder {}

@@ -1,1 +1,0 @@
-print("tracker-watch: not built yet")

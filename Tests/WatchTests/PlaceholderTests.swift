@@ -1,2 +1,0 @@
-import XCTest
-final class WatchPlaceholderTests: XCTestCase { func testNothingYet() {} }
