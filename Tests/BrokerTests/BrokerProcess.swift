@@ -15,19 +15,19 @@ final class BrokerProcess {
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The built executable, building it first if this test run did not.
-    static func executable() throws -> URL {
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("location-broker")
+    /// A built executable of this package, building it first if this test run did not.
+    static func executable(_ product: String = "location-broker") throws -> URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(product)
         if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "--product", "location-broker"]
+        build.arguments = ["swift", "build", "--product", product]
         build.currentDirectoryURL = packageRoot
         try build.run()
         build.waitUntilExit()
-        let built = packageRoot.appendingPathComponent(".build/debug/location-broker")
+        let built = packageRoot.appendingPathComponent(".build/debug/\(product)")
         guard build.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: built.path) else {
-            throw XCTSkip("could not build location-broker")
+            throw BrokerProcessError("could not build \(product)")
         }
         return built
     }

@@ -1,0 +1,8 @@
+import SimulationKit
+
+/// Parses lengths of time for the options.
+enum SimDurationParser {
+    static func parse(_ text: String) -> Double? {
+        SimDuration(parsing: text)?.seconds
+    }
+}

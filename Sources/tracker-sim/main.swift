@@ -1,1 +1,0 @@
-print("tracker-sim: not built yet")

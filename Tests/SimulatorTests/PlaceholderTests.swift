@@ -1,2 +1,0 @@
-import XCTest
-final class SimulatorPlaceholderTests: XCTestCase { func testNothingYet() {} }
