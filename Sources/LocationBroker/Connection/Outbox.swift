@@ -61,7 +61,7 @@ final class Outbox: Sendable {
         self.stallLimit = stallLimit
     }
 
-    /// Sets what closes the socket outright when the consumer is judged too slow.
+    /// Sets what cuts the socket when a close does not happen in time (the handler waits a moment itself).
     func setAbortHandler(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.onAbort = handler }
     }
@@ -102,13 +102,26 @@ final class Outbox: Sendable {
     }
 
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
+    /// The socket is cut outright a moment later if the close has not happened by then (a writer stuck on a
+    /// full socket cannot send the close frame).
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard !state.closing && !state.finished else { return nil }
+        let (waiter, abort) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
+            guard !state.closing && !state.finished else { return (nil, nil) }
             Self.queueClose(&state, code: code, reason: reason, discardPending: discardPending)
-            return Self.takeWaiter(&state)
+            defer { state.onAbort = nil }
+            return (Self.takeWaiter(&state), state.onAbort)
         }
         waiter?.resume()
+        abort?()
+    }
+
+    /// Cuts the socket through the abort handler, if it has not been used yet.
+    func abort() {
+        let abort = state.withLock { state -> (@Sendable () -> Void)? in
+            defer { state.onAbort = nil }
+            return state.onAbort
+        }
+        abort?()
     }
 
     /// Whether a close is queued and not yet taken by the writer.

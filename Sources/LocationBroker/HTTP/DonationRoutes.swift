@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 
 /// `PUT`, `GET` and `DELETE /v1/donations/{id}`: the Ponte backend tells the broker about donations.
 struct DonationRoutes: Sendable {
@@ -26,8 +27,10 @@ struct DonationRoutes: Sendable {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: maxBodyBytes)
-        } catch {
+        } catch is NIOTooManyBytesError {
             return refuse(.contentTooLarge, .init(.tooLarge, "the body is larger than \(maxBodyBytes) bytes"))
+        } catch {
+            return refuse(.badRequest, .init(.badRequest, "the body could not be read"))
         }
         let update: DonationUpdate
         do {

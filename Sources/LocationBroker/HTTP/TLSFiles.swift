@@ -20,7 +20,8 @@ enum TLSFiles {
             throw ConfigurationError(description: "cannot read the TLS key \(keyPath): \(error)")
         }
         guard !chain.isEmpty else { throw ConfigurationError(description: "the TLS certificate file \(certificatePath) holds no certificate") }
-        let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
         return try .tls(plain, tlsConfiguration: tls)
     }
 }

@@ -77,7 +77,7 @@ final class Hub: Sendable {
             return channel.connections <= settings.maxConnectionsPerIdentity
         }
         metrics.connections.increment()
-        metrics.connectionsAccepted.increment()
+        if admitted { metrics.connectionsAccepted.increment() }
         if !admitted {
             // Two upgrades raced past the check at the handshake; the later one is closed at once.
             metrics.reject(.limitReached)
@@ -124,6 +124,13 @@ final class Hub: Sendable {
     func closeAll(code: UInt16, reason: String) {
         for connection in connections.withLock({ Array($0.values) }) {
             connection.outbox.close(code: code, reason: reason, discardPending: false)
+        }
+    }
+
+    /// Cuts every socket still open, without a close handshake (the end of the shutdown grace).
+    func abortAll() {
+        for connection in connections.withLock({ Array($0.values) }) {
+            connection.outbox.abort()
         }
     }
 

@@ -24,7 +24,12 @@ struct ConnectionDrainService: Service {
             try? await Task.sleep(for: .milliseconds(20))
         }
         if hub.connectionCount > 0 {
-            logger.warning("shutdown grace ran out with websockets still open", metadata: ["connections": "\(hub.connectionCount)"])
+            logger.warning("shutdown grace ran out; cutting the websockets still open", metadata: ["connections": "\(hub.connectionCount)"])
+            hub.abortAll()
+            let cut = ContinuousClock.now + .seconds(3)
+            while hub.connectionCount > 0 && ContinuousClock.now < cut {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 }
