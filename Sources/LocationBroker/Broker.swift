@@ -43,6 +43,8 @@ struct Broker: Sendable {
         DonationRoutes(service: donations, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
+        OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        TrackingPage().register(on: router)
 
         let session = WebSocketSession(
             hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes,
@@ -59,8 +61,8 @@ struct Broker: Sendable {
                         let connection = hub.connect(context.identity, logger: context.logger)
                         let channel = context.channel
                         connection.outbox.setAbortHandler {
-                            // The writer may be stuck on a full socket: give the close frame a moment, then cut.
-                            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+                            // The writer may be stuck on a full socket: give the close handshake a moment, then cut.
+                            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
                         }
                         try await session.run(connection, inbound: inbound, outbound: outbound)
                     })

@@ -1,0 +1,110 @@
+import BrokerProtocol
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import XCTest
+
+@testable import LocationBroker
+
+/// `GET /track/{donation}` serves a page that needs nothing but the broker, and that a screen reader can follow.
+/// The page's behaviour in a real browser is checked by scripts/browser-test.
+final class TrackingPageTests: XCTestCase {
+    private var live: LiveBroker!
+
+    override func setUp() async throws {
+        live = try await LiveBroker.start()
+    }
+
+    override func tearDown() async throws {
+        try await live.stop()
+    }
+
+    private func text(_ response: TestClient.Response) -> String {
+        String(buffer: response.body ?? ByteBuffer())
+    }
+
+    func testThePageIsServedWithItsLiveRegionsAndElements() async throws {
+        let response = try await live.request(.get, "/track/d-1")
+        XCTAssertEqual(response.status, .ok)
+        XCTAssertEqual(response.headers[.contentType], "text/html; charset=utf-8")
+        XCTAssertEqual(response.headers[.xContentTypeOptions], "nosniff")
+        let csp = try XCTUnwrap(response.headers[.contentSecurityPolicy])
+        XCTAssertTrue(csp.contains("default-src 'none'"), csp)
+        XCTAssertTrue(csp.contains("connect-src 'self'"), csp)
+        XCTAssertFalse(csp.contains("unsafe-inline"), csp)
+        let html = text(response)
+        XCTAssertTrue(html.hasPrefix("<!doctype html>"))
+        XCTAssertTrue(html.contains(#"<html lang="en">"#))
+        XCTAssertTrue(html.contains(#"name="viewport" content="width=device-width, initial-scale=1""#), "fits a phone")
+        // Live regions: the notice, the event log, and the final message.
+        XCTAssertTrue(html.contains(#"id="notice" class="notice" role="status" aria-live="polite""#))
+        XCTAssertTrue(html.contains(#"id="events" class="events" role="log" aria-live="polite""#))
+        XCTAssertTrue(html.contains(#"id="final" class="final" role="alert""#))
+        // The facts as text, and the map as a described picture.
+        for id in ["headline", "destination", "distance", "eta", "age", "presence", "heading", "home", "institution", "connection"] {
+            XCTAssertTrue(html.contains(#"id="\#(id)""#), "the page has #\(id)")
+        }
+        XCTAssertTrue(html.contains(#"role="img" aria-labelledby="map-title map-desc""#))
+        for marker in ["home-marker", "institution-marker", "volunteer-marker", "trail", "route"] {
+            XCTAssertTrue(html.contains(#"id="\#(marker)""#), "the map draws \(marker)")
+        }
+        XCTAssertTrue(html.contains(#"<script src="\#(TrackingPage.scriptPath)" defer></script>"#))
+        XCTAssertTrue(html.contains(#"<link rel="stylesheet" href="\#(TrackingPage.stylesheetPath)">"#))
+    }
+
+    func testThePageNeedsNothingButTheBroker() async throws {
+        let page = try await live.request(.get, "/track/d-1")
+        let stylesheet = try await live.request(.get, TrackingPage.stylesheetPath)
+        let script = try await live.request(.get, TrackingPage.scriptPath)
+        XCTAssertEqual(stylesheet.status, .ok)
+        XCTAssertEqual(stylesheet.headers[.contentType], "text/css; charset=utf-8")
+        XCTAssertEqual(script.status, .ok)
+        XCTAssertEqual(script.headers[.contentType], "text/javascript; charset=utf-8")
+        for (name, body) in [("page", text(page)), ("stylesheet", text(stylesheet)), ("script", text(script))] {
+            XCTAssertFalse(body.isEmpty, name)
+            XCTAssertFalse(body.contains("http://"), "the \(name) names no external address")
+            XCTAssertFalse(body.contains("https://"), "the \(name) names no external address")
+            XCTAssertFalse(body.contains("@import"), name)
+            XCTAssertFalse(body.contains("url("), "the \(name) loads no external image or font")
+        }
+        // Every resource the page loads is the broker's own (or inline data).
+        let html = text(page)
+        for attribute in ["src=\"", "href=\""] {
+            var rest = html[...]
+            while let start = rest.range(of: attribute) {
+                let value = rest[start.upperBound...].prefix { $0 != "\"" }
+                XCTAssertTrue(value.hasPrefix("/") || value.hasPrefix("data:"), "\(attribute)\(value) is the broker's own")
+                rest = rest[start.upperBound...]
+            }
+        }
+        // The script watches the donation over the broker's WebSocket, with the token from the fragment.
+        let js = text(script)
+        XCTAssertTrue(js.contains("'/v1/ws?token='"))
+        XCTAssertTrue(js.contains("location.hash"))
+        XCTAssertTrue(js.contains("type: 'subscribe'"))
+        XCTAssertTrue(js.contains("frame.since = st.highestSeq"), "reconnects ask for what was missed")
+        XCTAssertFalse(js.contains("innerHTML"), "text reaches the page only through textContent")
+    }
+
+    func testEveryValidDonationIdGetsTheSamePage() async throws {
+        let first = try await live.request(.get, "/track/d-1")
+        let other = try await live.request(.get, "/track/Some.Other_id:42-x")
+        let unknown = try await live.request(.get, "/track/never-heard-of")
+        XCTAssertEqual(other.status, .ok)
+        XCTAssertEqual(unknown.status, .ok, "the page is static: it reveals nothing about which donations exist")
+        XCTAssertEqual(text(first), text(other))
+        XCTAssertEqual(text(first), text(unknown))
+    }
+
+    func testUnknownPathsAre404() async throws {
+        let tooLong = String(repeating: "a", count: DonationID.maximumLength + 1)
+        for path in ["/track", "/track/", "/track/d-1/extra", "/track/bad%20id", "/track/\(tooLong)", "/tracking/d-1", "/assets/other.js", "/nope"] {
+            let response = try await live.request(.get, path)
+            XCTAssertEqual(response.status, .notFound, path)
+        }
+        let invalid = try await live.request(.get, "/track/bad%20id")
+        XCTAssertEqual(invalid.error?.code, .notFound)
+        let post = try await live.request(.post, "/track/d-1", body: "{}")
+        XCTAssertNotEqual(post.status, .ok, "the page is only read")
+    }
+}
