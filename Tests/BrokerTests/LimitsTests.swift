@@ -55,6 +55,22 @@ final class LimitsTests: XCTestCase {
         try await live.stop()
     }
 
+    func testATokenThatExpiresWhileConnectedEndsTheConnectionWith4001() async throws {
+        let live = try await LiveBroker.start()
+        // Expired 29 s ago: still inside the 30 s leeway, so accepted, and closed within about a second.
+        let token = try await LiveBroker.token("donor@example.org", ttl: -29)
+        let donor = try await BrokerConnection.connect(url: live.webSocketURL, token: token)
+        guard case .welcome = try await donor.next() else { return XCTFail("no welcome") }
+        guard case .closed(let code, let reason) = await donor.nextEvent(timeout: .seconds(10)) else {
+            return XCTFail("the connection outlived its token")
+        }
+        XCTAssertEqual(code, 4001)
+        XCTAssertEqual(reason, "token expired")
+        let fresh = try await live.connect("donor@example.org")
+        try await fresh.expectNothingPending()
+        try await live.stop()
+    }
+
     func testAClientThatSaysNothingIsDisconnectedAfterTheHandshakeTimeout() async throws {
         let live = try await LiveBroker.start { $0.handshakeTimeoutSeconds = 1 }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -18,7 +18,7 @@ struct WebSocketSession: Sendable {
     var closeGrace: Duration = .seconds(5)
 
     private enum Role: Sendable {
-        case reader, writer, expiry, grace
+        case reader, writer, grace
     }
 
     /// Serves the connection until either side closes it.
@@ -38,21 +38,10 @@ struct WebSocketSession: Sendable {
                 await write(connection, outbound)
                 return .writer
             }
-            group.addTask {
-                // Tokens are accepted up to the leeway after `exp`; the socket lives exactly as long.
-                let remaining = (connection.expiresAt + TokenVerifier.leewaySeconds) * 1000 - hub.clock()
-                try? await Task.sleep(for: .milliseconds(max(0, remaining)))
-                if !Task.isCancelled {
-                    connection.outbox.close(code: CloseCode.tokenExpired, reason: "token expired", discardPending: false)
-                }
-                return .expiry
-            }
             var readerDone = false
             var writerDone = false
             loop: while let finished = try await group.next() {
                 switch finished {
-                case .expiry:
-                    continue
                 case .grace:
                     break loop
                 case .reader:

@@ -127,6 +127,16 @@ final class Hub: Sendable {
         }
     }
 
+    /// Closes with 4001 every connection whose token has expired (tokens are accepted up to the verifier's
+    /// leeway after `exp`, so sockets live exactly as long). Run once a second by ``PresenceSweeper``: one sweep
+    /// costs less than a sleeping task per connection.
+    func closeExpiredConnections() {
+        let now = clock() / 1000
+        for connection in connections.withLock({ Array($0.values) }) where connection.expiresAt + TokenVerifier.leewaySeconds <= now {
+            connection.outbox.close(code: CloseCode.tokenExpired, reason: "token expired", discardPending: false)
+        }
+    }
+
     /// Cuts every socket still open, without a close handshake (the end of the shutdown grace).
     func abortAll() {
         for connection in connections.withLock({ Array($0.values) }) {

@@ -1,6 +1,7 @@
 import ServiceLifecycle
 
-/// Once a second, reports offline the volunteers who have been silent for 3 publish intervals.
+/// Once a second, reports offline the volunteers who have been silent for 3 publish intervals, and closes the
+/// connections whose token has expired.
 struct PresenceSweeper: Service {
     let hub: Hub
     var period: Duration = .seconds(1)
@@ -10,6 +11,7 @@ struct PresenceSweeper: Service {
             while !Task.isCancelled {
                 try await Task.sleep(for: period)
                 hub.sweepPresence()
+                hub.closeExpiredConnections()
             }
         }
     }
