@@ -133,7 +133,7 @@ final class DonorJourneyTests: XCTestCase {
         let volunteer = hub.connect(.init(identity: volunteerID, expiresAt: .max / 2000), logger: .init(label: "test"))
         let donor = hub.connect(.init(identity: donorID, expiresAt: .max / 2000), logger: .init(label: "test"))
         XCTAssertNil(hub.subscribe(donor, .init(target: .channel(volunteerID))))
-        _ = hub.publish(from: volunteer, position: position(metresFromHome: 800, timestamp: clock.now))
+        _ = hub.publish(as: volunteer.identity, position: position(metresFromHome: 800, timestamp: clock.now))
         clock.advance(by: 60_000)
         hub.sweepPresence()
         let frames = try OutboxReader(donor.outbox).frames()

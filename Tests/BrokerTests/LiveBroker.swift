@@ -12,11 +12,8 @@ import XCTest
 
 /// A real broker on a free port with its own SQLite file, as the tests use it.
 final class LiveBroker: Sendable {
-    let broker: Broker
-    let port: Int
+    let running: RunningBroker
     let database: String
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
 
     static let jwtSecret = "test-secret-0123456789-0123456789-abcdef"
     static let backendKey = "test-backend-key-0123456789-0123456789"
@@ -33,37 +30,25 @@ final class LiveBroker: Sendable {
         adjust(&configuration)
         var logger = Logger(label: "test-broker")
         logger.logLevel = .warning
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let broker = try await Broker.build(configuration: configuration, logger: logger) { port in
-            portContinuation.yield(port)
-        }
-        let group = broker.serviceGroup(signals: [])
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw BrokerClientError("the broker did not start") }
-        return LiveBroker(broker: broker, port: port, database: configuration.database, group: group, task: task)
+        return LiveBroker(running: try await RunningBroker.start(configuration: configuration, logger: logger), database: configuration.database)
     }
 
-    private init(broker: Broker, port: Int, database: String, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.broker = broker
-        self.port = port
+    private init(running: RunningBroker, database: String) {
+        self.running = running
         self.database = database
-        self.group = group
-        self.task = task
     }
+
+    var broker: Broker { running.broker }
+    var port: Int { running.port }
 
     /// Shuts down as SIGTERM would, and waits until it has.
     func stop() async throws {
-        await group.triggerGracefulShutdown()
-        try await task.value
+        try await running.stop()
     }
 
     /// The value of one metric line of `/metrics`, such as `broker_rejections_total{code="forbidden"}`.
     func metric(_ series: String) -> Double? {
-        for line in broker.metrics.exposition().split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
+        broker.metrics.value(of: series)
     }
 
     var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }

@@ -7,10 +7,7 @@ import ServiceLifecycle
 
 /// A real broker on a free port with its own SQLite file, as BrokerTests starts it.
 final class LiveBroker: Sendable {
-    let broker: Broker
-    let port: Int
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
+    let running: RunningBroker
 
     static let jwtSecret = "sim-test-secret-0123456789-0123456789-abcdef"
     static let backendKey = "sim-test-backend-key-0123456789-0123456789"
@@ -29,42 +26,25 @@ final class LiveBroker: Sendable {
         adjust(&configuration)
         var logger = Logger(label: "sim-test-broker")
         logger.logLevel = .warning
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let broker = try await Broker.build(configuration: configuration, logger: logger) { port in
-            portContinuation.yield(port)
-        }
-        let group = broker.serviceGroup(signals: [])
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw LiveBrokerError.didNotStart }
-        return LiveBroker(broker: broker, port: port, group: group, task: task)
+        return LiveBroker(running: try await RunningBroker.start(configuration: configuration, logger: logger))
     }
 
-    private init(broker: Broker, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.broker = broker
-        self.port = port
-        self.group = group
-        self.task = task
+    private init(running: RunningBroker) {
+        self.running = running
     }
 
-    /// Shuts down as SIGTERM would, and waits until it has.
-    func stop() async throws {
-        await group.triggerGracefulShutdown()
-        try await task.value
-    }
-
+    var broker: Broker { running.broker }
+    var port: Int { running.port }
     var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
     var apiURL: String { "http://127.0.0.1:\(port)" }
 
+    /// Shuts down as SIGTERM would, and waits until it has.
+    func stop() async throws {
+        try await running.stop()
+    }
+
     /// The value of one metric line of `/metrics`.
     func metric(_ series: String) -> Double? {
-        for line in broker.metrics.exposition().split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
+        broker.metrics.value(of: series)
     }
-}
-
-enum LiveBrokerError: Error {
-    case didNotStart
 }

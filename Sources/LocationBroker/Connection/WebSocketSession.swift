@@ -123,7 +123,7 @@ struct WebSocketSession: Sendable {
             if let invalid = publish.position.validationError(now: hub.clock()) {
                 return refuse(invalid, re: publish.id, to: connection)
             }
-            switch hub.publish(from: connection, position: publish.position) {
+            switch hub.publish(as: connection.identity, position: publish.position) {
             case .success(let outcome):
                 if let id = publish.id {
                     hub.reply(.ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers)), to: connection)

@@ -44,12 +44,11 @@ final class Hub: Sendable {
 
     /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
     /// channel afterwards if nothing refers to it any more.
-    private func withChannel<T: Sendable>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
-        let now = clock()
-        return shard(name).channels.withLock { channels in
+    func locked<T: Sendable>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
+        shard(name).channels.withLock { channels in
             var channel = channels[name]
             if channel == nil && create {
-                let made = VolunteerChannel(name: name, settings: settings, now: now)
+                let made = VolunteerChannel(name: name, settings: settings, now: clock())
                 channels[name] = made
                 channel = made
             }
@@ -71,7 +70,7 @@ final class Hub: Sendable {
             id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes,
             stallLimit: settings.slowConsumerStall, logger: logger)
         connections.withLock { $0[id] = connection }
-        let admitted = withChannel(identity.identity, create: true) { channel -> Bool in
+        let admitted = locked(identity.identity, create: true) { channel -> Bool in
             guard let channel else { return false }
             channel.connections += 1
             return channel.connections <= settings.maxConnectionsPerIdentity
@@ -89,7 +88,7 @@ final class Hub: Sendable {
 
     /// Whether `identity` may open another WebSocket now.
     func mayConnect(_ identity: String) -> Bool {
-        withChannel(identity, create: false) { ($0?.connections ?? 0) < settings.maxConnectionsPerIdentity }
+        locked(identity, create: false) { ($0?.connections ?? 0) < settings.maxConnectionsPerIdentity }
     }
 
     /// Forgets a closed connection: its subscriptions end, and the volunteer goes offline with their last connection.
@@ -97,11 +96,11 @@ final class Hub: Sendable {
         guard connections.withLock({ $0.removeValue(forKey: connection.id) }) != nil else { return }
         connection.outbox.finish()
         for channelName in connection.subscribedChannels {
-            withChannel(channelName, create: false) { channel in
+            locked(channelName, create: false) { channel in
                 if channel?.subscribers[connection.id] != nil { channel?.subscribers.removeValue(forKey: connection.id) }
             }
         }
-        withChannel(connection.identity, create: false) { channel in
+        locked(connection.identity, create: false) { channel in
             guard let channel else { return }
             channel.connections -= 1
             if channel.connections == 0 && channel.online {
@@ -154,10 +153,11 @@ final class Hub: Sendable {
         var tracking: Bool { seq != nil }
     }
 
-    /// Publishes a validated position on the sender's own channel.
-    func publish(from connection: ClientConnection, position: Position) -> Result<PublishOutcome, BrokerError> {
+    /// Publishes a validated position on `identity`'s own channel: from its WebSocket, or over HTTP (OwnTracks).
+    /// Nothing of the sender but its identity plays a part, so a publish over HTTP counts as no open socket.
+    func publish(as identity: String, position: Position) -> Result<PublishOutcome, BrokerError> {
         let now = clock()
-        return withChannel(connection.identity, create: true) { channel -> Result<PublishOutcome, BrokerError> in
+        return locked(identity, create: true) { channel -> Result<PublishOutcome, BrokerError> in
             guard let channel else { return .failure(BrokerError(.internal, "channel unavailable")) }
             guard channel.bucket.take(now: now) else {
                 return .failure(BrokerError(.rateLimited, "publishing faster than \(settings.publishRate) positions per second (burst \(settings.publishBurst)); slow down"))
@@ -265,8 +265,4 @@ final class Hub: Sendable {
         donationIndex.withLock { $0[id] = channel }
     }
 
-    /// Runs `body` under the channel's lock (for the extensions), creating the channel when asked.
-    func locked<T: Sendable>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
-        withChannel(name, create: create, body)
-    }
 }

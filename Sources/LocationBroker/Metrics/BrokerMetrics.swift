@@ -77,6 +77,14 @@ final class BrokerMetrics: Sendable {
         }
     }
 
+    /// The value of one series of the exposition, such as `broker_rejections_total{code="forbidden"}`.
+    func value(of series: String) -> Double? {
+        for line in exposition().split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+
     /// The metrics in Prometheus text format.
     func exposition() -> String {
         var buffer: [UInt8] = []
