@@ -59,10 +59,11 @@ final class WatcherEndToEndTests: XCTestCase {
         }
         let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-1", state: .beingLookedFor)
-        let session = "watch-\(UUID().uuidString.prefix(8))"
+        let session = "watch"
+        let tmux = Tmux()
         let command = "\(try BrokerProcess.executable("tracker-watch").path) --broker ws://127.0.0.1:\(live.port) --token \(try await LiveBroker.token("donor@example.org")) --donation d-1; sleep 30"
-        try tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
-        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        try tmux.run(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        defer { tmux.killServer() }
         try await waitForSubscriber(live)
         let volunteer = try await live.connect("vol@example.org")
         _ = try await volunteer.publish(position(metresFromHome: 1_200))
@@ -72,25 +73,12 @@ final class WatcherEndToEndTests: XCTestCase {
         while !screen.contains("Distance") || !screen.contains("1.2 km") {
             guard ContinuousClock.now < deadline else { break }
             try await Task.sleep(for: .milliseconds(100))
-            screen = try tmux(["capture-pane", "-p", "-t", session])
+            screen = try tmux.run(["capture-pane", "-p", "-t", session])
         }
         XCTAssertTrue(screen.contains("On the way to your home"), screen)
         XCTAssertTrue(screen.contains("1.2 km"), screen)
         XCTAssertTrue(screen.contains("N↑"), "north is marked:\n\(screen)")
         await volunteer.close()
         try await live.stop()
-    }
-
-    @discardableResult
-    private func tmux(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }
