@@ -127,9 +127,9 @@ final class DonorJourneyTests: XCTestCase {
     func testASilentVolunteerIsReportedOfflineAfterThreeIntervals() async throws {
         let clock = ManualClock(start: 1_795_000_000_000)
         let hub = Hub(settings: HubSettings(), metrics: BrokerMetrics(), clock: { clock.now })
-        hub.apply(old: nil, new: Donation(
+        hub.apply(DonationChange(id: "d-1", revision: 1, old: nil, new: Donation(
             id: "d-1", donor: donorID, volunteer: volunteerID, state: .beingLookedFor, home: LiveBroker.home,
-            institution: LiveBroker.institution, createdAt: 0, updatedAt: 0))
+            institution: LiveBroker.institution, createdAt: 0, updatedAt: 0)))
         let volunteer = hub.connect(.init(identity: volunteerID, expiresAt: .max / 2000), logger: .init(label: "test"))
         let donor = hub.connect(.init(identity: donorID, expiresAt: .max / 2000), logger: .init(label: "test"))
         XCTAssertNil(hub.subscribe(donor, .init(target: .channel(volunteerID))))

@@ -1,18 +1,51 @@
 import BrokerProtocol
 
 extension Hub {
+    /// Applies a durable change unless a newer one for the same donation was applied already: changes arrive
+    /// from this node's API and, in a cluster, from the other nodes, in no guaranteed order between the two.
+    /// - Returns: whether the change was applied.
+    @discardableResult
+    func apply(_ change: DonationChange) -> Bool {
+        let now = clock()
+        return donationRevisions.withLock { revisions in
+            guard revisions.isNewer(change.revision, for: change.id) else { return false }
+            revisions.record(change.revision, for: change.id, ended: change.new?.state.isTerminal ?? true, now: now)
+            // The gate this node holds is the truth about the old state, whatever the sender believed.
+            apply(id: change.id, new: change.new)
+            return true
+        }
+    }
+
+    /// The highest store revision applied; a cluster node that lost its bus catches up from there.
+    var highestAppliedRevision: Int64 { donationRevisions.withLock { $0.highest } }
+
+    /// Forgets the revisions of donations that ended long ago (run by the sweeper).
+    func pruneAppliedRevisions() {
+        let now = clock()
+        donationRevisions.withLock { $0.prune(now: now) }
+    }
+
+    /// Rebuilds the gates from the store at start.
+    func load(_ snapshot: StoreSnapshot) {
+        let now = clock()
+        donationRevisions.withLock { revisions in
+            for donation in snapshot.donations where revisions.isNewer(snapshot.revision, for: donation.id) {
+                revisions.record(snapshot.revision, for: donation.id, ended: false, now: now)
+                apply(id: donation.id, new: donation)
+            }
+            revisions.loaded(upTo: snapshot.revision)
+        }
+    }
+
     /// Brings the gates in line with a donation change that the store has made durable, and tells the
     /// subscribers: `state` when a watched donation pauses or resumes, `unsubscribed` when it ends, changes
     /// volunteer or is deleted. Positions kept for a donation are forgotten the moment it stops being
     /// trackable.
     ///
-    /// Calls for one donation must not overlap; ``DonationService`` serialises them.
-    /// - Parameters:
-    ///   - old: the donation before the change, `nil` if it is new.
-    ///   - new: the donation after the change, `nil` if it was deleted.
-    func apply(old: Donation?, new: Donation?) {
-        let id = new?.id ?? old?.id ?? ""
-        let oldChannel = old.flatMap { $0.state.isTerminal ? nil : $0.volunteer }
+    /// Runs under `donationRevisions`' lock, so donation changes never overlap.
+    /// - Parameter new: the donation after the change, `nil` if it was deleted.
+    private func apply(id: String, new: Donation?) {
+        let oldChannel = channelName(ofDonation: id)
         let newChannel = new.flatMap { $0.state.isTerminal ? nil : $0.volunteer }
 
         if let oldChannel, oldChannel != newChannel {
@@ -47,11 +80,6 @@ extension Hub {
             }
         }
         setChannel(newChannel, ofDonation: id)
-    }
-
-    /// Rebuilds the gates from the store at start.
-    func load(_ donations: [Donation]) {
-        for donation in donations { apply(old: nil, new: donation) }
     }
 
     /// Ends every subscription that `donation` allowed, telling each subscriber why.

@@ -11,7 +11,7 @@ import Synchronization
 /// bytes into each allowed subscriber's bounded outbox without waiting for anyone.
 ///
 /// Lock order (see docs/OPERATIONS.md): shard lock, then a connection's lock, then an outbox's lock.
-/// `donationIndex` and `connections` are leaves, never held while taking another lock.
+/// `donationRevisions` comes before every shard lock. `donationIndex` and `connections` are leaves, never held while taking another lock.
 final class Hub: Sendable {
     private final class Shard: Sendable {
         let channels = Mutex<[String: VolunteerChannel]>([:])
@@ -21,6 +21,9 @@ final class Hub: Sendable {
     /// Donation id -> the volunteer channel it gates, for `subscribe` by donation.
     private let donationIndex = Mutex<[String: String]>([:])
     private let connections = Mutex<[UInt64: ClientConnection]>([:])
+    /// The store revision of each donation change applied, so an older change arriving late is ignored.
+    /// Taken before any shard lock, never inside one.
+    let donationRevisions = Mutex(AppliedRevisions())
     private let nextConnectionID = Atomic<UInt64>(1)
     let settings: HubSettings
     let metrics: BrokerMetrics

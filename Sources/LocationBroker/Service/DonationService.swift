@@ -41,38 +41,57 @@ struct DonationService: Sendable {
         case .success(let valid): update = valid
         case .failure(let error): throw Refusal(status: 400, error: error)
         }
-        return try await stripe(id).withLock {
-            let old = try await store.donation(id: id)
-            let now = hub.clock()
-            if let old {
-                if old.state.isTerminal && (old.volunteer != update.volunteer || old.state != update.state || old.home != update.home || old.institution != update.institution) {
-                    throw Refusal(status: 409, error: BrokerError(.illegalTransition, "the donation is \(old.state.rawValue) and can no longer change"))
-                }
-                if old.donor != update.donor {
-                    throw Refusal(status: 409, error: BrokerError(.illegalTransition, "a donation's donor cannot change (it is \(old.donor))"))
-                }
-                if let refusal = DonationTransition.refusal(from: old.stage, to: .init(update.state, volunteer: update.volunteer)) {
-                    throw Refusal(status: 409, error: BrokerError(.illegalTransition, refusal))
-                }
-            }
-            let donation = Donation(
-                id: id, donor: update.donor, volunteer: update.volunteer, state: update.state, home: update.home,
-                institution: update.institution, createdAt: old?.createdAt ?? now, updatedAt: now)
-            if let old, old.state == donation.state, old.volunteer == donation.volunteer, old.home == donation.home,
-                old.institution == donation.institution
-            {
-                return old  // nothing changed but the clock: keep the stored record as it is
-            }
-            try await store.save(donation)
-            hub.apply(old: old, new: donation)
-            hub.metrics.donationUpdates.increment()
+        let now = hub.clock()
+        let change = try await stripe(id).withLock { () -> DonationChange? in
+            let change = try await store.change(id: id) { old in try Self.decide(id: id, update: update, old: old, now: now) }
+            if let change { apply(change) }
+            return change
+        }
+        if let change, let donation = change.new {
             logger.info(
                 "donation changed",
                 metadata: [
-                    "donation": "\(id)", "from": "\(old?.state.rawValue ?? "-")", "to": "\(donation.state.rawValue)",
+                    "donation": "\(id)", "from": "\(change.old?.state.rawValue ?? "-")", "to": "\(donation.state.rawValue)",
+                    "revision": "\(change.revision)",
                 ])
             return donation
         }
+        // Nothing changed but the clock: the stored record stays as it is.
+        guard let stored = try await store.donation(id: id) else {
+            throw Refusal(status: 409, error: BrokerError(.illegalTransition, "the donation was deleted while it was being changed; retry"))
+        }
+        return stored
+    }
+
+    /// What `update` does to the stored donation `old`: the checks of Ponte's state machine, made inside the
+    /// store's transaction so that they see every change committed before, from any node.
+    private static func decide(id: String, update: DonationUpdate, old: Donation?, now: Int64) throws -> DonationDecision {
+        if let old {
+            if old.state.isTerminal && (old.volunteer != update.volunteer || old.state != update.state || old.home != update.home || old.institution != update.institution) {
+                throw Refusal(status: 409, error: BrokerError(.illegalTransition, "the donation is \(old.state.rawValue) and can no longer change"))
+            }
+            if old.donor != update.donor {
+                throw Refusal(status: 409, error: BrokerError(.illegalTransition, "a donation's donor cannot change (it is \(old.donor))"))
+            }
+            if let refusal = DonationTransition.refusal(from: old.stage, to: .init(update.state, volunteer: update.volunteer)) {
+                throw Refusal(status: 409, error: BrokerError(.illegalTransition, refusal))
+            }
+        }
+        if let old, old.state == update.state, old.volunteer == update.volunteer, old.home == update.home,
+            old.institution == update.institution
+        {
+            return .keep
+        }
+        return .save(
+            Donation(
+                id: id, donor: update.donor, volunteer: update.volunteer, state: update.state, home: update.home,
+                institution: update.institution, createdAt: old?.createdAt ?? now, updatedAt: now))
+    }
+
+    /// Brings the gates in line with a change this node made, and counts it.
+    private func apply(_ change: DonationChange) {
+        hub.apply(change)
+        hub.metrics.donationUpdates.increment()
     }
 
     /// The donation, or `nil`.
@@ -86,10 +105,8 @@ struct DonationService: Sendable {
     func delete(id: String) async throws -> Bool {
         guard DonationID.isValid(id) else { return false }
         return try await stripe(id).withLock {
-            guard let old = try await store.donation(id: id) else { return false }
-            guard try await store.delete(id: id) else { return false }
-            hub.apply(old: old, new: nil)
-            hub.metrics.donationUpdates.increment()
+            guard let change = try await store.change(id: id, { old in old == nil ? .keep : .delete }) else { return false }
+            apply(change)
             logger.info("donation deleted", metadata: ["donation": "\(id)"])
             return true
         }

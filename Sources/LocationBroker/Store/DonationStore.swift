@@ -1,16 +1,49 @@
 import BrokerProtocol
 
-/// Where donations live between restarts. SQLite is the embedded default; the interface is kept small so a
-/// clustered store can take its place.
+/// Where donations live between restarts: SQLite for one node (the embedded default), PostgreSQL for a cluster.
+///
+/// Every change carries a revision from one counter per store, so that nodes applying changes in any order
+/// (their own, and others' over the cluster bus) keep only the newest, and a node that lost its bus can ask
+/// for everything after the last revision it applied.
 ///
 /// Every method returns only after the change is durable: a crash right after it loses nothing it reported.
 protocol DonationStore: Sendable {
     /// The donation with this id, or `nil`.
     func donation(id: String) async throws -> Donation?
-    /// Inserts or replaces the donation.
-    func save(_ donation: Donation) async throws
-    /// Removes the donation; returns whether it existed.
-    func delete(id: String) async throws -> Bool
-    /// Every donation that has not ended (neither DELIVERED nor CANCELLED), to rebuild the gates at start.
-    func activeDonations() async throws -> [Donation]
+    /// Reads the donation, asks `decide` what it becomes, and stores that, as one atomic step: concurrent
+    /// changes to one donation, from this node or any other, run one after the other.
+    /// - Returns: the change made, or `nil` when `decide` kept the donation as it was.
+    /// - Throws: what `decide` throws (nothing is stored then), or a store error.
+    func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange?
+    /// Every donation that has not ended (neither DELIVERED nor CANCELLED), with the store's revision when it
+    /// was read, to rebuild the gates at start.
+    func activeDonations() async throws -> StoreSnapshot
+}
+
+/// What a change does to a donation.
+enum DonationDecision: Sendable {
+    case keep
+    case save(Donation)
+    case delete
+}
+
+/// A change that the store made durable.
+struct DonationChange: Sendable, Equatable {
+    let id: String
+    /// Higher than every revision the store handed out before.
+    let revision: Int64
+    let old: Donation?
+    /// `nil` when the donation was deleted.
+    let new: Donation?
+}
+
+/// The active donations and the revision they were read at.
+struct StoreSnapshot: Sendable {
+    let donations: [Donation]
+    let revision: Int64
+}
+
+/// A store that cannot be reached now: the request may be retried (HTTP 503).
+struct DonationStoreUnavailable: Error, CustomStringConvertible {
+    let description: String
 }

@@ -43,6 +43,13 @@ struct SQLiteDonationStore: DonationStore {
             }
             try db.create(index: "donation_active_by_state", on: "donation", columns: ["state"])
         }
+        migrator.registerMigration("v2-revisions") { db in
+            // One counter for the whole store: every change takes the next value (see DonationStore).
+            try db.create(table: "store_revision") { table in
+                table.column("value", .integer).notNull()
+            }
+            try db.execute(sql: "INSERT INTO store_revision (value) VALUES (0)")
+        }
         return migrator
     }
 
@@ -52,40 +59,54 @@ struct SQLiteDonationStore: DonationStore {
         }
     }
 
-    func save(_ donation: Donation) async throws {
-        try await database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO donation (id, donor, volunteer, state, home_lat, home_lon, home_label,
-                        institution_lat, institution_lon, institution_name, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET donor = excluded.donor, volunteer = excluded.volunteer,
-                        state = excluded.state, home_lat = excluded.home_lat, home_lon = excluded.home_lon,
-                        home_label = excluded.home_label, institution_lat = excluded.institution_lat,
-                        institution_lon = excluded.institution_lon, institution_name = excluded.institution_name,
-                        updated_at = excluded.updated_at
-                    """,
-                arguments: [
-                    donation.id, donation.donor, donation.volunteer, donation.state.rawValue,
-                    donation.home.lat, donation.home.lon, donation.home.label,
-                    donation.institution?.lat, donation.institution?.lon, donation.institution?.name,
-                    donation.createdAt, donation.updatedAt,
-                ]
-            )
+    func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
+        try await database.write { db -> DonationChange? in
+            let old = try Row.fetchOne(db, sql: "SELECT * FROM donation WHERE id = ?", arguments: [id]).map(Self.donation(from:))
+            let decision = try decide(old)
+            let new: Donation?
+            switch decision {
+            case .keep:
+                return nil
+            case .delete:
+                guard old != nil else { return nil }
+                try db.execute(sql: "DELETE FROM donation WHERE id = ?", arguments: [id])
+                new = nil
+            case .save(let donation):
+                try Self.upsert(donation, in: db)
+                new = donation
+            }
+            let revision = try Int64.fetchOne(db, sql: "UPDATE store_revision SET value = value + 1 RETURNING value") ?? 0
+            return DonationChange(id: id, revision: revision, old: old, new: new)
         }
     }
 
-    func delete(id: String) async throws -> Bool {
-        try await database.write { db in
-            try db.execute(sql: "DELETE FROM donation WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
+    private static func upsert(_ donation: Donation, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO donation (id, donor, volunteer, state, home_lat, home_lon, home_label,
+                    institution_lat, institution_lon, institution_name, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET donor = excluded.donor, volunteer = excluded.volunteer,
+                    state = excluded.state, home_lat = excluded.home_lat, home_lon = excluded.home_lon,
+                    home_label = excluded.home_label, institution_lat = excluded.institution_lat,
+                    institution_lon = excluded.institution_lon, institution_name = excluded.institution_name,
+                    updated_at = excluded.updated_at
+                """,
+            arguments: [
+                donation.id, donation.donor, donation.volunteer, donation.state.rawValue,
+                donation.home.lat, donation.home.lon, donation.home.label,
+                donation.institution?.lat, donation.institution?.lon, donation.institution?.name,
+                donation.createdAt, donation.updatedAt,
+            ]
+        )
     }
 
-    func activeDonations() async throws -> [Donation] {
+    func activeDonations() async throws -> StoreSnapshot {
         try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM donation WHERE state NOT IN ('DELIVERED', 'CANCELLED')")
+            let donations = try Row.fetchAll(db, sql: "SELECT * FROM donation WHERE state NOT IN ('DELIVERED', 'CANCELLED')")
                 .map(Self.donation(from:))
+            let revision = try Int64.fetchOne(db, sql: "SELECT value FROM store_revision") ?? 0
+            return StoreSnapshot(donations: donations, revision: revision)
         }
     }
 
