@@ -1,8 +1,10 @@
 import BrokerProtocol
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
 
@@ -15,7 +17,8 @@ struct Broker: Sendable {
     let donations: DonationService
     let draining: DrainFlag
     let logger: Logger
-    /// The application, the presence sweeper and the drain service, in ServiceGroup order.
+    /// In ServiceGroup order: in a cluster the PostgreSQL pool and the bus (so they stop last), then the
+    /// application, the presence sweeper and the drain service.
     let services: [any Service]
 
     /// Opens the store, rebuilds the gates and wires the routes.
@@ -24,11 +27,37 @@ struct Broker: Sendable {
         configuration: BrokerConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Broker {
         let metrics = BrokerMetrics()
-        let hub = Hub(settings: HubSettings(configuration), metrics: metrics)
-        let store = try SQLiteDonationStore(path: configuration.database)
-        let snapshot = try await store.activeDonations()
-        hub.load(snapshot)
-        logger.info("donations loaded", metadata: ["active": "\(snapshot.donations.count)", "database": "\(configuration.database)"])
+        let hub: Hub
+        let store: any DonationStore
+        let snapshot: StoreSnapshot
+        var clusterServices: [any Service] = []
+        var listening: Latch?
+        if let location = configuration.store {
+            let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+            let outbox = ClusterOutbox(node: node)
+            hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox)
+            let lastPositions: [LastPosition]
+            (snapshot, lastPositions) = try await PostgresSchema.prepare(location, logger: logger)
+            hub.load(snapshot)
+            hub.seed(lastPositions)
+            let client = PostgresClient(configuration: location.clientConfiguration(), backgroundLogger: logger)
+            let postgres = PostgresDonationStore(client: client, node: node, logger: logger)
+            store = postgres
+            let latch = Latch()
+            listening = latch
+            clusterServices = [
+                PostgresClientService(client: client),
+                PostgresBus(location: location, client: client, store: postgres, outbox: outbox, hub: hub, logger: logger, listening: latch),
+            ]
+            logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
+        } else {
+            hub = Hub(settings: HubSettings(configuration), metrics: metrics)
+            let sqlite = try SQLiteDonationStore(path: configuration.database)
+            snapshot = try await sqlite.activeDonations()
+            store = sqlite
+            hub.load(snapshot)
+        }
+        logger.info("donations loaded", metadata: ["active": "\(snapshot.donations.count)", "store": "\(configuration.storeDescription)"])
         let verifier = try await TokenVerifier(configuration: configuration)
         let donations = DonationService(store: store, hub: hub, logger: logger)
         let draining = DrainFlag()
@@ -78,7 +107,7 @@ struct Broker: Sendable {
             hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
         return Broker(
             configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
-            services: [app, PresenceSweeper(hub: hub), drain])
+            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub), drain])
     }
 
     /// The services in one group that shuts down gracefully on `signals` (SIGTERM and SIGINT by default).

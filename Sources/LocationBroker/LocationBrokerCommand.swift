@@ -38,6 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "SQLite database file for donations (default data/broker.sqlite).")
     var database: String?
 
+    @Option(help: "postgres://user@host/db: share donations and fan-out with other nodes (default: the SQLite database).")
+    var store: String?
+
     @Option(help: "JWKS file with RS256/ES256 public keys for client tokens.")
     var jwksFile: String?
 
@@ -55,6 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { flags.append(("host", host)) }
         if let port { flags.append(("port", String(port))) }
         if let database { flags.append(("database", database)) }
+        if let store { flags.append(("store", store)) }
         if let jwksFile { flags.append(("jwks_file", jwksFile)) }
         if let logLevel { flags.append(("log_level", logLevel)) }
         if let tlsCert { flags.append(("tls_cert", tlsCert)) }
@@ -76,7 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         } catch {
-            throw StartupError(description: "cannot open the database \(configuration.database): \(error)")
+            throw StartupError(description: "cannot open the store \(configuration.storeDescription): \(error)")
         }
         try await broker.run()
     }

@@ -10,6 +10,11 @@ struct BrokerConfiguration: Sendable {
     var port = 8080
     /// Path of the SQLite database that holds donations; created, with its folder, on first start.
     var database = "data/broker.sqlite"
+    /// PostgreSQL shared by the nodes of a cluster, for donations and the messages between nodes; `nil`: the
+    /// embedded SQLite `database`, one node.
+    var store: PostgresLocation?
+    /// This node's name in a cluster; unique among running nodes. Defaults to host name and process id.
+    var nodeID: String?
     /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
     /// without it unless a JWKS file is given.
     var jwtSecret: String?
@@ -61,6 +66,9 @@ struct BrokerConfiguration: Sendable {
     var tlsKey: String?
     /// trace, debug, info, notice, warning, error or critical.
     var logLevel = "info"
+
+    /// Where donations are kept, for logs and errors.
+    var storeDescription: String { store?.description ?? database }
 
     /// The shortest secret or backend key the broker accepts, in bytes.
     static let minimumSecretBytes = 32

@@ -15,6 +15,16 @@ struct ConfigurationKey: Sendable {
         text("host", "Address to listen on (default 127.0.0.1).") { $0.host = $1 },
         integer("port", "TCP port; 0 picks a free one (default 8080).", 0...65535) { $0.port = $1 },
         text("database", "SQLite file for donations, created on first start (default data/broker.sqlite).") { $0.database = $1 },
+        Self(name: "store", summary: "postgres://user@host/db to share donations and fan-out with other nodes; unset: the SQLite database.") {
+            configuration, text in
+            do {
+                configuration.store = try PostgresLocation(text)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        },
+        text("node_id", "This node's name in a cluster, unique per running node (default: host name and process id).") { $0.nodeID = $1 },
         text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_file is set.") { $0.jwtSecret = $1 },
         text("jwks_file", "JWKS file with RS256/ES256 public keys for client tokens (for example Firebase's).") { $0.jwksFile = $1 },
         text("identity_claim", "Token claim holding the identity (default sub; Firebase: email).") { $0.identityClaim = $1 },

@@ -44,6 +44,9 @@ struct DonationRoutes: Sendable {
             return JSONResponse.encode(try await service.put(id: id, update))
         } catch let refusal as DonationService.Refusal {
             return refuse(.init(code: refusal.status), refusal.error)
+        } catch let error as DonationStoreUnavailable {
+            context.logger.warning("donation store unavailable", metadata: ["donation": "\(id)", "error": "\(error)"])
+            return refuse(.serviceUnavailable, .init(.unavailable, "the donation store cannot be reached now (\(error)); send the same PUT again, repeating it is safe"))
         } catch {
             context.logger.error("could not store a donation", metadata: ["donation": "\(id)", "error": "\(error)"])
             return refuse(.internalServerError, .init(.internal, "the donation could not be stored; nothing was changed, retry"))
@@ -57,6 +60,8 @@ struct DonationRoutes: Sendable {
                 return refuse(.notFound, .init(.notFound, "no donation \(id)"))
             }
             return JSONResponse.encode(donation)
+        } catch let error as DonationStoreUnavailable {
+            return refuse(.serviceUnavailable, .init(.unavailable, "the donation store cannot be reached now (\(error)); retry"))
         } catch {
             context.logger.error("could not read a donation", metadata: ["donation": "\(id)", "error": "\(error)"])
             return refuse(.internalServerError, .init(.internal, "the donation could not be read; retry"))
@@ -70,6 +75,8 @@ struct DonationRoutes: Sendable {
                 return refuse(.notFound, .init(.notFound, "no donation \(id)"))
             }
             return Response(status: .noContent)
+        } catch let error as DonationStoreUnavailable {
+            return refuse(.serviceUnavailable, .init(.unavailable, "the donation store cannot be reached now (\(error)); send the same DELETE again"))
         } catch {
             context.logger.error("could not delete a donation", metadata: ["donation": "\(id)", "error": "\(error)"])
             return refuse(.internalServerError, .init(.internal, "the donation could not be deleted; retry"))

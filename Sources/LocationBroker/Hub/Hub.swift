@@ -29,13 +29,20 @@ final class Hub: Sendable {
     let metrics: BrokerMetrics
     /// Milliseconds since the Unix epoch.
     let clock: @Sendable () -> Int64
+    /// Where positions and presence go for the other nodes of a cluster; `nil` on a single node, which then
+    /// pays nothing for clustering.
+    let cluster: ClusterOutbox?
 
     static func systemClock() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    init(settings: HubSettings, metrics: BrokerMetrics, clock: @escaping @Sendable () -> Int64 = Hub.systemClock) {
+    init(
+        settings: HubSettings, metrics: BrokerMetrics, cluster: ClusterOutbox? = nil,
+        clock: @escaping @Sendable () -> Int64 = Hub.systemClock
+    ) {
         self.shards = (0..<64).map { _ in Shard() }
         self.settings = settings
         self.metrics = metrics
+        self.cluster = cluster
         self.clock = clock
     }
 
@@ -109,6 +116,7 @@ final class Hub: Sendable {
             if channel.connections == 0 && channel.online {
                 channel.online = false
                 notifyPresence(channel)
+                cluster?.announce(.offline(origin: cluster?.node ?? "", channel: channel.name, lastSeen: channel.lastSeen))
             }
         }
         metrics.connections.decrement()
@@ -176,21 +184,31 @@ final class Hub: Sendable {
                 return .success(PublishOutcome(seq: nil, watchers: 0))
             }
             let seq = channel.nextSeq
-            channel.nextSeq += 1
-            let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: seq, position: position))
-            channel.history.append(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable))
-            if channel.history.count > settings.historySize { channel.history.removeFirst() }
-            var watchers = 0
-            for subscriber in channel.subscribers.values where trackable.contains(subscriber.donation) {
-                let result = subscriber.connection.outbox.push(frame, positionChannel: channel.name)
-                metrics.record(result)
-                if result == .queued || result == .conflated { watchers += 1 }
-            }
-            metrics.positionsKept.increment()
-            metrics.deliveries.increment(by: Int64(watchers))
-            announceArrivals(channel, position: position, among: trackable)
+            let watchers = keep(position, seq: seq, in: channel, for: trackable)
+            cluster?.announce(
+                .position(origin: cluster?.node ?? "", channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now))
             return .success(PublishOutcome(seq: seq, watchers: watchers))
         }
+    }
+
+    /// Keeps `position` under `seq` for the donations in `trackable`, hands the same encoded bytes to each of
+    /// their subscribers, and announces arrivals. Runs under the channel's shard lock.
+    /// - Returns: the subscribers it was queued for.
+    func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String]) -> Int {
+        channel.nextSeq = max(channel.nextSeq, seq + 1)
+        let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: seq, position: position))
+        channel.history.append(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable))
+        if channel.history.count > settings.historySize { channel.history.removeFirst() }
+        var watchers = 0
+        for subscriber in channel.subscribers.values where trackable.contains(subscriber.donation) {
+            let result = subscriber.connection.outbox.push(frame, positionChannel: channel.name)
+            metrics.record(result)
+            if result == .queued || result == .conflated { watchers += 1 }
+        }
+        metrics.positionsKept.increment()
+        metrics.deliveries.increment(by: Int64(watchers))
+        announceArrivals(channel, position: position, among: trackable)
+        return watchers
     }
 
     /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination.
@@ -225,7 +243,7 @@ final class Hub: Sendable {
         }
     }
 
-    private func notifyPresence(_ channel: VolunteerChannel) {
+    func notifyPresence(_ channel: VolunteerChannel) {
         guard !channel.subscribers.isEmpty else { return }
         let frame = Self.encode(.presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen)))
         for subscriber in channel.subscribers.values {

@@ -29,6 +29,14 @@ final class BrokerMetrics: Sendable {
     let rejections: [ErrorCode: Counter]
     /// Backend API requests that changed a donation.
     let donationUpdates: Counter
+    /// Cluster: events sent to the other nodes.
+    let clusterEventsOut: Counter
+    /// Cluster: events received from the other nodes, by kind (position, offline, donation).
+    let clusterEventsIn: [String: Counter]
+    /// Cluster: events dropped because PostgreSQL was unreachable for longer than the queue holds, or unreadable.
+    let clusterEventsDropped: Counter
+    /// Cluster: 1 while this node listens to the other nodes, 0 while it reconnects.
+    let clusterConnected: Gauge
 
     init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
@@ -50,6 +58,14 @@ final class BrokerMetrics: Sendable {
         }
         self.rejections = rejections
         donationUpdates = registry.makeCounter(descriptor: Self.describe("broker_donation_updates_total", "Donation changes applied."))
+        clusterEventsOut = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_out_total", "Events sent to the other nodes."))
+        var clusterEventsIn: [String: Counter] = [:]
+        for kind in ["position", "offline", "donation"] {
+            clusterEventsIn[kind] = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_in_total", "Events received from the other nodes, by kind."), labels: [("kind", kind)])
+        }
+        self.clusterEventsIn = clusterEventsIn
+        clusterEventsDropped = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_dropped_total", "Cluster events dropped: queue full while PostgreSQL was unreachable, or unreadable."))
+        clusterConnected = registry.makeGauge(descriptor: Self.describe("broker_cluster_connected", "1 while this node listens to the other nodes."))
     }
 
     /// Splits `broker_<name>[_total]` into Prometheus' name parts.

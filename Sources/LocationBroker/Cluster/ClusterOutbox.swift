@@ -1,0 +1,90 @@
+import DequeModule
+import Synchronization
+
+/// The events this node has to tell the others, queued without waiting: the publish path appends under its
+/// channel lock and returns, and the bus's writer task sends them in batches.
+///
+/// Bounded: while PostgreSQL is unreachable the oldest events are dropped (and counted) past ``capacity``,
+/// so a long outage costs bounded memory. Donation changes never pass through here: the store sends them
+/// inside the change's own transaction.
+final class ClusterOutbox: Sendable {
+    private struct State {
+        var events = Deque<ClusterEvent>()
+        var waiter: CheckedContinuation<Void, Never>?
+        var dropped = 0
+    }
+
+    private let state = Mutex(State())
+    /// Events held at most.
+    let capacity: Int
+    /// This node's name, stamped on every event.
+    let node: String
+
+    init(node: String, capacity: Int = 100_000) {
+        self.node = node
+        self.capacity = capacity
+    }
+
+    /// Queues `event` and wakes the writer. Never blocks beyond the queue's lock.
+    func announce(_ event: ClusterEvent) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.events.count >= capacity {
+                state.events.removeFirst()
+                state.dropped += 1
+            }
+            state.events.append(event)
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Waits until events are queued, then takes up to `limit` of them, oldest first.
+    func take(upTo limit: Int) async -> [ClusterEvent] {
+        while true {
+            let batch = state.withLock { state -> [ClusterEvent] in
+                let count = min(limit, state.events.count)
+                let batch = Array(state.events.prefix(count))
+                state.events.removeFirst(count)
+                return batch
+            }
+            if !batch.isEmpty { return batch }
+            if Task.isCancelled { return [] }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLock { state -> Bool in
+                        if !state.events.isEmpty || Task.isCancelled { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
+        }
+    }
+
+    /// Puts back events that could not be sent, ahead of newer ones, so the order is kept for the retry.
+    func putBack(_ events: [ClusterEvent]) {
+        state.withLock { state in
+            state.events.insert(contentsOf: events, at: 0)
+            while state.events.count > capacity {
+                state.events.removeFirst()
+                state.dropped += 1
+            }
+        }
+    }
+
+    /// Events dropped because the queue was full, since the last call.
+    func takeDroppedCount() -> Int {
+        state.withLock { state in
+            defer { state.dropped = 0 }
+            return state.dropped
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import BrokerProtocol
+import NIOCore
+
+extension Hub {
+    /// A position another node kept: this node keeps it under the same seq and delivers it to its own donors,
+    /// but only for the donations that were trackable on the sender AND are still trackable here. A change made
+    /// on another node is applied here in commit order, so a position published after it reaches no one here
+    /// it would not reach on the sender.
+    func receiveRemotePosition(channel name: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+        locked(name, create: false) { channel in
+            // No gate for this volunteer here means no trackable donation either: nothing to keep.
+            guard let channel else { return }
+            channel.lastSeen = max(channel.lastSeen ?? seenAt, seenAt)
+            if !channel.online {
+                channel.online = true
+                notifyPresence(channel)
+            }
+            if let last = channel.history.last, seq <= last.seq { return }
+            let allowed = donations.filter { channel.donations[$0]?.state.isTrackable == true }
+            guard !allowed.isEmpty else {
+                channel.nextSeq = max(channel.nextSeq, seq + 1)
+                return
+            }
+            _ = keep(position, seq: seq, in: channel, for: allowed)
+        }
+    }
+
+    /// The volunteer's last connection to another node closed. A volunteer still connected here stays online.
+    func receiveRemoteOffline(channel name: String, lastSeen: Int64?) {
+        locked(name, create: false) { channel in
+            guard let channel, channel.online, channel.connections == 0 else { return }
+            if let lastSeen { channel.lastSeen = max(channel.lastSeen ?? lastSeen, lastSeen) }
+            channel.online = false
+            notifyPresence(channel)
+        }
+    }
+
+    /// Takes in the channels' last positions the cluster stored, at start, after the donations are loaded: a
+    /// node started after a position was kept still has it for `last` and `since`, and the volunteer's presence.
+    func seed(_ lastPositions: [LastPosition]) {
+        let now = clock()
+        for last in lastPositions {
+            locked(last.channel, create: false) { channel in
+                guard let channel, channel.history.isEmpty else { return }
+                channel.lastSeen = last.seenAt
+                channel.online = now - last.seenAt <= settings.presenceTimeoutMilliseconds
+                let allowed = last.donations.filter { channel.donations[$0]?.state.isTrackable == true }
+                channel.nextSeq = max(channel.nextSeq, last.seq + 1)
+                guard !allowed.isEmpty else { return }
+                let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: last.seq, position: last.position))
+                channel.history.append(KeptEntry(seq: last.seq, position: last.position, frame: frame, donations: allowed))
+            }
+        }
+    }
+}

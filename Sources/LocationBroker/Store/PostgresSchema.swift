@@ -1,0 +1,108 @@
+import BrokerProtocol
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The cluster's tables in PostgreSQL, brought up to date by versioned migrations.
+///
+/// Nodes starting together take a session advisory lock, so one of them migrates and the others wait and
+/// find the work done. A released migration is never edited, only followed by a new one.
+enum PostgresSchema {
+    /// The key of the advisory lock held while migrating ("lb" + "mig").
+    static let migrationLockKey: Int64 = 0x6C62_6D69_67
+
+    /// Migrations in order: a version name and its statements.
+    static let migrations: [(version: String, statements: [String])] = [
+        (
+            "v1-donations",
+            [
+                "CREATE SEQUENCE lb_revision",
+                """
+                CREATE TABLE lb_donations (
+                    id text PRIMARY KEY,
+                    body text,
+                    active boolean NOT NULL,
+                    revision bigint NOT NULL
+                )
+                """,
+                "CREATE INDEX lb_donations_active ON lb_donations (id) WHERE active",
+                "CREATE INDEX lb_donations_revision ON lb_donations (revision)",
+            ]
+        ),
+        (
+            "v2-last-positions",
+            [
+                // The newest kept position of each channel, so a node started later knows it too. `donations` is
+                // the comma-separated ids it may be shown to; the row goes when any of them stops being trackable.
+                """
+                CREATE TABLE lb_last_positions (
+                    channel text PRIMARY KEY,
+                    seq bigint NOT NULL,
+                    position text NOT NULL,
+                    donations text NOT NULL,
+                    seen_at bigint NOT NULL
+                )
+                """
+            ]
+        ),
+    ]
+
+    /// Runs the pending migrations, then reads the active donations and the channels' last positions, on one
+    /// connection of its own (the pool is not running yet when the broker starts).
+    static func prepare(_ location: PostgresLocation, logger: Logger) async throws -> (StoreSnapshot, [LastPosition]) {
+        let connection = try await PostgresConnection.connect(configuration: try location.connectionConfiguration(), id: 0, logger: logger)
+        do {
+            try await migrate(on: connection, logger: logger)
+            let snapshot = try await connection.withTransaction(logger: logger) { connection in
+                try await PostgresDonationStore.snapshot(on: connection, logger: logger)
+            }
+            var lastPositions: [LastPosition] = []
+            let rows = try await connection.query("SELECT channel, seq, position, donations, seen_at FROM lb_last_positions", logger: logger)
+            for try await (channel, seq, position, donations, seenAt) in rows.decode((String, Int64, String, String, Int64).self) {
+                guard let decoded = try? JSONDecoder().decode(Position.self, from: Data(position.utf8)) else { continue }
+                lastPositions.append(
+                    LastPosition(channel: channel, seq: seq, position: decoded, donations: donations.split(separator: ",").map(String.init), seenAt: seenAt))
+            }
+            try await connection.close()
+            return (snapshot, lastPositions)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    private static func migrate(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_lock(\(migrationLockKey))", logger: logger)
+        do {
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS lb_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                logger: logger)
+            var applied = Set<String>()
+            for try await version in try await connection.query("SELECT version FROM lb_migrations", logger: logger).decode(String.self) {
+                applied.insert(version)
+            }
+            for migration in migrations where !applied.contains(migration.version) {
+                try await connection.withTransaction(logger: logger) { connection in
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query("INSERT INTO lb_migrations (version) VALUES (\(migration.version))", logger: logger)
+                }
+                logger.info("migrated the PostgreSQL store", metadata: ["version": "\(migration.version)"])
+            }
+            try await connection.query("SELECT pg_advisory_unlock(\(migrationLockKey))", logger: logger)
+        } catch {
+            _ = try? await connection.query("SELECT pg_advisory_unlock(\(migrationLockKey))", logger: logger)
+            throw error
+        }
+    }
+}
+
+/// A channel's newest kept position as the cluster stored it.
+struct LastPosition: Sendable, Equatable {
+    let channel: String
+    let seq: Int64
+    let position: Position
+    let donations: [String]
+    let seenAt: Int64
+}

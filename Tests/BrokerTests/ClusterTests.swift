@@ -1,0 +1,218 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@testable import LocationBroker
+
+/// Two and three `location-broker` processes sharing one real PostgreSQL: what a donor on one node sees of a
+/// volunteer and a backend on others.
+final class ClusterTests: XCTestCase {
+    private let volunteerID = "vol@example.org"
+    private let donorID = "donor@example.org"
+
+    /// A broker process on the cluster's database.
+    private func node(_ name: String, store: String) throws -> BrokerProcess {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(8))")
+        return try BrokerProcess(
+            database: folder.appendingPathComponent("unused.sqlite").path,
+            extraEnvironment: [
+                "LOCATION_BROKER_STORE": store, "LOCATION_BROKER_NODE_ID": name,
+                "LOCATION_BROKER_PUBLISH_RATE": "1000", "LOCATION_BROKER_PUBLISH_BURST": "1000",
+            ])
+    }
+
+    private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let response = try await LiveBroker.backend(
+            port: node.port, .put, "/v1/donations/\(id)", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: state))
+        XCTAssertEqual(response.status, .ok, String(buffer: response.body ?? .init()), file: file, line: line)
+    }
+
+    private func connect(_ identity: String, to node: BrokerProcess) async throws -> BrokerConnection {
+        let connection = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(node.port)/v1/ws", token: try await LiveBroker.token(identity))
+        guard case .welcome = try await connection.next() else { throw BrokerClientError("no welcome") }
+        return connection
+    }
+
+    /// Subscribes to the donation on `node`, retrying while the node has not yet heard of the change made on
+    /// another node (that takes a NOTIFY's delivery).
+    private func subscribe(_ donor: BrokerConnection, to donation: String, since: Int64? = nil) async throws -> ServerFrame.Subscribed {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            try await donor.send(.subscribe(.init(id: "s", target: .donation(donation), since: since)))
+            let frame = try await donor.next()
+            if case .subscribed(let subscribed) = frame { return subscribed }
+            guard ContinuousClock.now < deadline else { throw BrokerClientError("could not subscribe: \(frame)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// The next position frame, skipping presence and state frames.
+    private func nextPosition(_ donor: BrokerConnection) async throws -> ServerFrame.PositionUpdate {
+        while true {
+            let frame = try await donor.next()
+            if case .position(let update) = frame { return update }
+            if case .unsubscribed = frame { throw BrokerClientError("unsubscribed while waiting for a position: \(frame)") }
+        }
+    }
+
+    func testAPositionPublishedOnOneNodeReachesADonorOnAnother() async throws {
+        let store = try PostgresServer.shared().makeDatabase()
+        let a = try node("a", store: store)
+        let b = try node("b", store: store)
+        try await put("d-1", on: a, state: .beingLookedFor)
+
+        let donor = try await connect(donorID, to: b)
+        let subscribed = try await subscribe(donor, to: "d-1")
+        XCTAssertEqual(subscribed.state, .beingLookedFor)
+        let volunteer = try await connect(volunteerID, to: a)
+        var acknowledged: [Int64] = []
+        for metres in [1_500.0, 1_200, 900] {
+            acknowledged.append(try await volunteer.publishKept(position(metresFromHome: metres)))
+        }
+        var delivered: [Int64] = []
+        for _ in acknowledged { delivered.append(try await nextPosition(donor).seq) }
+        XCTAssertEqual(delivered, acknowledged, "the donor on node b gets every position, under the seq node a acknowledged")
+
+        // Last-known position and presence are visible from a node started after they were published.
+        let c = try node("c", store: store)
+        let late = try await connect(donorID, to: c)
+        let fromC = try await subscribe(late, to: "d-1")
+        XCTAssertEqual(fromC.online, true)
+        XCTAssertEqual(fromC.last?.seq, acknowledged.last)
+        let fourth = try await volunteer.publishKept(position(metresFromHome: 600))
+        let onC = try await nextPosition(late).seq
+        XCTAssertEqual(onC, fourth)
+        let onB = try await nextPosition(donor).seq
+        XCTAssertEqual(onB, fourth)
+    }
+
+    func testAStateChangeOnOneNodeRevokesAndPausesSubscribersOnOthers() async throws {
+        let store = try PostgresServer.shared().makeDatabase()
+        let api = try node("api", store: store)
+        let donors = try node("donors", store: store)
+        let volunteers = try node("volunteers", store: store)
+        try await put("d-1", on: api, state: .beingLookedFor)
+        let donor = try await connect(donorID, to: donors)
+        _ = try await subscribe(donor, to: "d-1")
+        let volunteer = try await connect(volunteerID, to: volunteers)
+        let first = try await volunteer.publishKept(position(metresFromHome: 800))
+        let got = try await nextPosition(donor).seq
+        XCTAssertEqual(got, first)
+
+        // Picked up: the donor on another node is told the donation paused, and gets nothing while it is.
+        try await put("d-1", on: api, state: .pickedByVolunteer)
+        var frame = try await donor.next()
+        while case .presence = frame { frame = try await donor.next() }
+        guard case .state(let paused) = frame else { return XCTFail("expected a state frame, got \(frame)") }
+        XCTAssertEqual(paused.state, .pickedByVolunteer)
+        // The volunteer's node applies the change within a NOTIFY's delivery; until then it may still keep.
+        try await waitUntil("the volunteer's node paused tracking") {
+            try await volunteer.publish(position(metresFromHome: 20)).tracking == false
+        }
+
+        // Delivered: every subscriber anywhere is unsubscribed, and nothing more reaches them.
+        try await put("d-1", on: api, state: .beingTakenTo)
+        guard case .state(let resumed) = try await donor.next() else { return XCTFail("no resume") }
+        XCTAssertEqual(resumed.state, .beingTakenTo)
+        try await put("d-1", on: api, state: .delivered)
+        guard case .unsubscribed(let ended) = try await donor.next() else { return XCTFail("no unsubscribed") }
+        XCTAssertEqual(ended.reason, .delivered)
+        try await waitUntil("the volunteer's node stopped tracking") {
+            try await volunteer.publish(position(metresFromHome: 10)).tracking == false
+        }
+        try await donor.expectNothingPending()
+    }
+
+    func testDonorsOfAKilledNodeResumeOnAnotherWithoutAGap() async throws {
+        let store = try PostgresServer.shared().makeDatabase()
+        let a = try node("a", store: store)
+        let b = try node("b", store: store)
+        try await put("d-1", on: a, state: .beingLookedFor)
+        let volunteer = try await connect(volunteerID, to: a)
+        let donor = try await connect(donorID, to: b)
+        _ = try await subscribe(donor, to: "d-1")
+        let first = try await volunteer.publishKept(position(metresFromHome: 2_000))
+        let got = try await nextPosition(donor).seq
+        XCTAssertEqual(got, first)
+
+        // The donor's node dies; the volunteer keeps publishing; the donor comes back on node a with `since`.
+        b.signal(SIGKILL)
+        _ = await b.waitForExit(timeout: .seconds(10))
+        var missed: [Int64] = []
+        for metres in [1_800.0, 1_600, 1_400] { missed.append(try await volunteer.publishKept(position(metresFromHome: metres))) }
+        let resumed = try await connect(donorID, to: a)
+        _ = try await subscribe(resumed, to: "d-1", since: first)
+        var replayed: [Int64] = []
+        for _ in missed { replayed.append(try await nextPosition(resumed).seq) }
+        XCTAssertEqual(replayed, missed, "every position after `since`, none twice")
+
+        // Now the volunteer's node dies too: on a third node their seqs keep growing, and the donor sees them.
+        let c = try node("c", store: store)
+        let donorOnC = try await connect(donorID, to: c)
+        _ = try await subscribe(donorOnC, to: "d-1")
+        a.signal(SIGKILL)
+        _ = await a.waitForExit(timeout: .seconds(10))
+        let moved = try await connect(volunteerID, to: c)
+        let next = try await moved.publishKept(position(metresFromHome: 1_200))
+        XCTAssertGreaterThan(next, missed.last ?? 0, "seq stays monotonic when the volunteer moves to another node")
+        let afterMove = try await nextPosition(donorOnC).seq
+        XCTAssertEqual(afterMove, next)
+    }
+
+    func testNodesReconnectAfterPostgresRestartsAndNothingAcknowledgedIsLost() async throws {
+        let server = try PostgresServer.shared()
+        let store = try server.makeDatabase()
+        let a = try node("a", store: store)
+        let b = try node("b", store: store)
+        for index in 1...5 { try await put("d-\(index)", on: a, state: .beingLookedFor) }
+        try await put("d-1", on: b, state: .pickedByVolunteer)
+
+        try server.stop()
+        // While PostgreSQL is down the API says so, with a code a backend can retry on.
+        let refused = try await LiveBroker.backend(
+            port: a.port, .put, "/v1/donations/d-2", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: .pickedByVolunteer))
+        XCTAssertEqual(refused.status, .serviceUnavailable)
+        XCTAssertEqual(refused.error?.code, .unavailable)
+        try server.start()
+
+        // Every acknowledged change is there, read through either node.
+        for node in [a, b] {
+            let one = try await LiveBroker.backend(port: node.port, .get, "/v1/donations/d-1")
+            XCTAssertEqual(try JSONDecoder().decode(Donation.self, from: Data(buffer: one.body ?? .init())).state, .pickedByVolunteer)
+            for index in 2...5 {
+                let other = try await LiveBroker.backend(port: node.port, .get, "/v1/donations/d-\(index)")
+                XCTAssertEqual(try JSONDecoder().decode(Donation.self, from: Data(buffer: other.body ?? .init())).state, .beingLookedFor)
+            }
+        }
+        // The bus is back: a change and a position cross nodes again.
+        let donor = try await connect(donorID, to: b)
+        _ = try await subscribe(donor, to: "d-2")
+        let volunteer = try await connect(volunteerID, to: a)
+        try await waitUntil("a position from node a reaches the donor on node b") {
+            let seq = try await volunteer.publishKept(position(metresFromHome: 500))
+            while let event = await donor.nextEvent(timeout: .milliseconds(500)) {
+                if case .frame(.position(let update), _) = event, update.seq == seq { return true }
+            }
+            return false
+        }
+        try await put("d-2", on: a, state: .cancelled)
+        var frame = try await donor.next()
+        while case .presence = frame { frame = try await donor.next() }
+        guard case .unsubscribed(let ended) = frame else { return XCTFail("expected unsubscribed, got \(frame)") }
+        XCTAssertEqual(ended.reason, .cancelled)
+    }
+
+    /// Retries `condition` every 100 ms for up to 15 s.
+    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw BrokerClientError("timed out waiting until \(what)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
