@@ -34,8 +34,10 @@ enum PostgresSchema {
             [
                 // The newest kept position of each channel, so a node started later knows it too. `donations` is
                 // the comma-separated ids it may be shown to; the row goes when any of them stops being trackable.
+                // UNLOGGED: positions stay out of the write-ahead log (and so out of backups and replicas), and
+                // a crash of PostgreSQL empties the table rather than bringing positions back.
                 """
-                CREATE TABLE lb_last_positions (
+                CREATE UNLOGGED TABLE lb_last_positions (
                     channel text PRIMARY KEY,
                     seq bigint NOT NULL,
                     position text NOT NULL,

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Cross-node latency and the NOTIFY ceiling of a location-broker cluster on this machine.
+
+Starts a throwaway PostgreSQL (initdb in a temporary folder, as the postgres user when run as root), two broker
+nodes on it, then:
+  1. latency: P volunteer/donor pairs publishing at a total rate for D seconds, donors on the volunteers' node
+     (same-node reference) and then donors on the other node (cross-node); publish-to-delivery p50/p90/p99/max
+     measured in this one process (one clock), losses counted;
+  2. revocation: pauses donations through node a's API and times when their donors on node b are told;
+  3. ceiling: pgbench sends position events with pg_notify as fast as it can (one per transaction, then
+     batches of 100) while both nodes listen; reports events/s sent and events/s each node took in.
+Prints a JSON report (and writes it to --report).
+"""
+import argparse, asyncio, base64, glob, hashlib, hmac, json, os, pwd, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+
+import websockets
+
+SECRET = "bench-secret-0123456789-0123456789-abcdef"
+BACKEND_KEY = "bench-backend-key-0123456789-0123456789"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def token(identity, ttl=3600):
+    enc = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    header = enc(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = enc(json.dumps({"sub": identity, "exp": int(time.time()) + ttl}).encode())
+    sig = enc(hmac.new(SECRET.encode(), f"{header}.{body}".encode(), hashlib.sha256).digest())
+    return f"{header}.{body}.{sig}"
+
+
+class Postgres:
+    def __init__(self):
+        versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+        if not versions:
+            sys.exit("PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)")
+        self.bin = os.path.dirname(versions[-1])
+        self.folder = tempfile.mkdtemp(prefix="lb-cluster-bench-")
+        self.port = free_port()
+        self.as_postgres = os.geteuid() == 0
+        if self.as_postgres:
+            account = pwd.getpwnam("postgres")
+            os.chown(self.folder, account.pw_uid, account.pw_gid)
+        self.run("initdb", "-D", f"{self.folder}/data", "-U", "lb", "-A", "trust", "-E", "UTF8")
+        self.run("pg_ctl", "-D", f"{self.folder}/data", "-l", f"{self.folder}/server.log", "-w",
+                 "-o", f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=200", "start")
+        self.run("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "lb", "-d", "postgres", "-c", "CREATE DATABASE bench")
+        self.url = f"postgres://lb@127.0.0.1:{self.port}/bench"
+
+    def command(self, tool, *args):
+        command = [f"{self.bin}/{tool}", *args]
+        return ["runuser", "-u", "postgres", "--", *command] if self.as_postgres else command
+
+    def run(self, tool, *args):
+        subprocess.run(self.command(tool, *args), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop(self):
+        subprocess.run(self.command("pg_ctl", "-D", f"{self.folder}/data", "-m", "immediate", "stop"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Node:
+    def __init__(self, binary, name, store, folder):
+        config = os.path.join(folder, f"{name}.yaml")
+        with open(config, "w") as f:
+            f.write("# cluster bench: defaults only\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LOCATION_BROKER_")}
+        env.update({
+            "LOCATION_BROKER_JWT_SECRET": SECRET, "LOCATION_BROKER_BACKEND_KEY": BACKEND_KEY,
+            "LOCATION_BROKER_STORE": store, "LOCATION_BROKER_NODE_ID": name,
+            "LOCATION_BROKER_PUBLISH_RATE": "100000", "LOCATION_BROKER_PUBLISH_BURST": "100000",
+            "LOCATION_BROKER_LOG_LEVEL": "notice",
+        })
+        self.log = open(os.path.join(folder, f"{name}.log"), "w+")
+        self.process = subprocess.Popen([binary, "--port", "0", "--config", config, "--database", os.path.join(folder, f"{name}.sqlite")],
+                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            self.log.seek(0)
+            match = re.search(r"address=127\.0\.0\.1:(\d+)", self.log.read())
+            if match:
+                self.port = int(match.group(1))
+                return
+            if self.process.poll() is not None:
+                self.log.seek(0)
+                sys.exit(f"node {name} exited: {self.log.read()}")
+            time.sleep(0.05)
+        sys.exit(f"node {name} did not listen within 60 s")
+
+    def metric(self, series):
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics").read().decode()
+        for line in text.splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[-1])
+        return 0.0
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def put_donation(node, donation, volunteer, donor, state="BEING-LOOKED-FOR"):
+    body = json.dumps({"donor": donor, "volunteer": volunteer, "state": state,
+                       "home": {"lat": -34.6037, "lon": -58.3816}, "institution": {"lat": -34.5875, "lon": -58.4206, "name": "Caritas"}}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{node.port}/v1/donations/{donation}", data=body, method="PUT",
+                                     headers={"Authorization": f"Bearer {BACKEND_KEY}", "Content-Type": "application/json"})
+    urllib.request.urlopen(request).read()
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+async def latency_run(publish_node, watch_node, pairs, rate, seconds, label):
+    sent, received = {}, {}
+    pending_ids = {}
+    volunteers, donors = [], []
+    for i in range(pairs):
+        v = await websockets.connect(f"ws://127.0.0.1:{publish_node.port}/v1/ws?token={token(f'vol{i}@bench.example')}", max_queue=None)
+        d = await websockets.connect(f"ws://127.0.0.1:{watch_node.port}/v1/ws?token={token(f'donor{i}@bench.example')}", max_queue=None)
+        await v.recv(); await d.recv()  # welcome
+        await d.send(json.dumps({"type": "subscribe", "id": "s", "donation": f"b-{i}"}))
+        reply = json.loads(await d.recv())
+        if reply.get("type") != "subscribed":
+            sys.exit(f"subscribe failed on the watching node: {reply}")
+        volunteers.append(v); donors.append(d)
+
+    async def read_donor(d):
+        async for message in d:
+            now = time.perf_counter()
+            frame = json.loads(message)
+            if frame.get("type") == "position":
+                received[(frame["channel"], frame["seq"])] = now
+
+    async def read_volunteer(i, v):
+        async for message in v:
+            frame = json.loads(message)
+            if frame.get("type") == "ack" and frame.get("seq") is not None:
+                sent[(f"vol{i}@bench.example", frame["seq"])] = pending_ids.pop(frame["re"])
+
+    readers = [asyncio.create_task(read_donor(d)) for d in donors] + [asyncio.create_task(read_volunteer(i, v)) for i, v in enumerate(volunteers)]
+    cpu_before = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
+    interval = 1.0 / rate
+    start = time.perf_counter()
+    n = 0
+    while time.perf_counter() - start < seconds:
+        i = n % pairs
+        message_id = f"{n}"
+        pending_ids[message_id] = time.perf_counter()
+        await volunteers[i].send(json.dumps({"type": "publish", "id": message_id, "position": {
+            "lat": -34.6 + (n % 100) * 1e-5, "lon": -58.38, "accuracy": 5, "speed": 8, "heading": 90, "timestamp": int(time.time() * 1000)}}))
+        n += 1
+        delay = start + n * interval - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+    await asyncio.sleep(2)  # let the last ones arrive
+    cpu_after = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
+    for task in readers:
+        task.cancel()
+    for ws in volunteers + donors:
+        await ws.close()
+    latencies = [(received[key] - t) * 1000 for key, t in sent.items() if key in received]
+    lost = sum(1 for key in sent if key not in received)
+    cpu = sum(cpu_after) - sum(cpu_before)
+    return {
+        "label": label, "pairs": pairs, "rate": rate, "seconds": seconds, "published": n, "acknowledged": len(sent),
+        "delivered": len(latencies), "lost": lost,
+        "p50_ms": round(percentile(latencies, 50), 3), "p90_ms": round(percentile(latencies, 90), 3),
+        "p99_ms": round(percentile(latencies, 99), 3), "max_ms": round(max(latencies), 3),
+        "broker_cpu_us_per_delivery": round(cpu / max(1, len(latencies)) * 1e6, 1),
+    }
+
+
+async def revocation_run(api_node, watch_node, count):
+    """Pauses donations through one node's API; measures when their donors on another node hear of it."""
+    before_reply, after_reply = [], []
+    loop = asyncio.get_running_loop()
+    for i in range(count):
+        d = await websockets.connect(f"ws://127.0.0.1:{watch_node.port}/v1/ws?token={token(f'donor{i}@bench.example')}", max_queue=None)
+        await d.recv()
+        await d.send(json.dumps({"type": "subscribe", "id": "s", "donation": f"b-{i}"}))
+        reply = json.loads(await d.recv())
+        if reply.get("type") != "subscribed":
+            sys.exit(f"subscribe failed: {reply}")
+
+        async def wait_for_state():
+            async for message in d:
+                if json.loads(message).get("type") == "state":
+                    return time.perf_counter()
+
+        waiter = asyncio.create_task(wait_for_state())
+        sent = time.perf_counter()
+        await loop.run_in_executor(None, lambda: put_donation(api_node, f"b-{i}", f"vol{i}@bench.example", f"donor{i}@bench.example", "PICKED-BY-VOLUNTEER"))
+        replied = time.perf_counter()
+        heard = await asyncio.wait_for(waiter, 10)
+        before_reply.append((heard - sent) * 1000)
+        after_reply.append((heard - replied) * 1000)
+        await d.close()
+    return {"donations": count,
+            "put_sent_to_donor_told_ms": {"p50": round(percentile(before_reply, 50), 3), "p99": round(percentile(before_reply, 99), 3), "max": round(max(before_reply), 3)},
+            "put_reply_to_donor_told_ms": {"p50": round(percentile(after_reply, 50), 3), "p99": round(percentile(after_reply, 99), 3), "max": round(max(after_reply), 3)},
+            "told_before_the_reply": sum(1 for x in after_reply if x <= 0)}
+
+
+def notify_ceiling(postgres, nodes, seconds, batch):
+    # Distinct payloads: PostgreSQL delivers identical notifications of one transaction only once.
+    payload = json.dumps({"k": "p", "n": "pgbench", "c": "nobody@bench.example", "s": 123456789, "ls": 1, "t": ["none"],
+                          "p": {"lat": -34.6037, "lon": -58.3816, "accuracy": 5.0, "speed": 8.0, "heading": 90.0, "timestamp": 1}})
+    head, tail = payload.replace("'", "''").split("123456789")
+    script = os.path.join(postgres.folder, f"notify-{batch}.sql")
+    with open(script, "w") as f:
+        if batch == 1:
+            f.write("\\set s random(1, 1000000000)\n")
+            f.write(f"SELECT pg_notify('lb_events', '{head}' || :s || '{tail}');\n")
+        else:
+            f.write(f"SELECT pg_notify('lb_events', '{head}' || g || '{tail}') FROM generate_series(1, {batch}) AS g;\n")
+    os.chmod(script, 0o644)
+    before = [node.metric('broker_cluster_events_in_total{kind="position"}') for node in nodes]
+    started = time.time()
+    output = subprocess.run(postgres.command("pgbench", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", "lb", "-n", "-c", "4", "-j", "2",
+                                             "-T", str(seconds), "-f", script, "bench"), capture_output=True, text=True, check=True).stdout
+    transactions = int(re.search(r"number of transactions actually processed: (\d+)", output).group(1))
+    sent_per_second = transactions * batch / seconds
+    # Let the nodes drain PostgreSQL's queue, then count what they took in.
+    deadline = time.time() + 120
+    expected = transactions * batch
+    while time.time() < deadline:
+        taken = [node.metric('broker_cluster_events_in_total{kind="position"}') - b for node, b in zip(nodes, before)]
+        if min(taken) >= expected:
+            break
+        time.sleep(0.5)
+    drained = time.time()
+    return {"batch": batch, "sent": expected, "sent_per_second": round(sent_per_second),
+            "taken_in_by_each_node": [round(t) for t in taken],
+            "each_node_took_in_per_second": round(min(taken) / (drained - started)),
+            "payload_bytes": len(payload)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--broker", required=True, help="path of a built location-broker")
+    parser.add_argument("--pairs", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=200, help="positions per second in total")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--notify-seconds", type=int, default=10)
+    parser.add_argument("--report", help="write the JSON report here too")
+    args = parser.parse_args()
+
+    postgres = Postgres()
+    folder = tempfile.mkdtemp(prefix="lb-cluster-nodes-")
+    nodes = []
+    try:
+        nodes = [Node(args.broker, "a", postgres.url, folder), Node(args.broker, "b", postgres.url, folder)]
+        for i in range(args.pairs):
+            put_donation(nodes[0], f"b-{i}", f"vol{i}@bench.example", f"donor{i}@bench.example")
+        time.sleep(0.5)
+        report = {"machine": {"cores": os.cpu_count(), "postgres": os.path.basename(os.path.dirname(postgres.bin))}}
+        report["same_node"] = asyncio.run(latency_run(nodes[0], nodes[0], args.pairs, args.rate, args.seconds, "donors on the volunteers' node"))
+        report["cross_node"] = asyncio.run(latency_run(nodes[0], nodes[1], args.pairs, args.rate, args.seconds, "donors on the other node"))
+        report["revocation"] = asyncio.run(revocation_run(nodes[0], nodes[1], min(args.pairs, 50)))
+        report["notify"] = [notify_ceiling(postgres, nodes, args.notify_seconds, batch) for batch in (1, 100)]
+        text = json.dumps(report, indent=2)
+        print(text)
+        if args.report:
+            with open(args.report, "w") as f:
+                f.write(text + "\n")
+    finally:
+        for node in nodes:
+            node.stop()
+        postgres.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
