@@ -68,6 +68,37 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(refusal(environment: secrets, flags: [("log_level", "loud")]), "log_level must be one of trace, debug, info, notice, warning, error, critical, not 'loud' (from command line)")
     }
 
+    func testAPostgresStoreIsReadFromItsURLAndMistakesAreNamed() throws {
+        var environment = secrets
+        environment["LOCATION_BROKER_STORE"] = "postgres://broker:s%40cret@db.internal:5433/tracking"
+        let remote = try XCTUnwrap(try ConfigurationLoader.load(file: nil, environment: environment, flags: []).store)
+        XCTAssertEqual(remote.endpoint, .tcp(host: "db.internal", port: 5433))
+        XCTAssertEqual(remote.username, "broker")
+        XCTAssertEqual(remote.password, "s@cret")
+        XCTAssertEqual(remote.database, "tracking")
+        XCTAssertEqual(remote.tls, .require, "TLS by default beyond this machine")
+        let socket = try PostgresLocation("postgresql://lb@/broker?host=/run/postgresql")
+        XCTAssertEqual(socket.endpoint, .socket(path: "/run/postgresql/.s.PGSQL.5432"))
+        XCTAssertEqual(socket.tls, .disable)
+        XCTAssertEqual(try PostgresLocation("postgres://lb@127.0.0.1/broker").tls, .disable, "no TLS on loopback by default")
+        XCTAssertEqual(try PostgresLocation("postgres://lb@127.0.0.1/broker?sslmode=require").tls, .require)
+
+        let refusals = [
+            "mysql://lb@db/broker": "store must be a postgres://user@host/database URL, not 'mysql://lb@db/broker' (from command line)",
+            "postgres://db/broker": "store names no user (postgres://USER@host/database) (from command line)",
+            "postgres://lb@db": "store names no database (postgres://user@host/DATABASE) (from command line)",
+            "postgres://lb@db/broker?sslmode=maybe": "store has sslmode=maybe; it must be disable, prefer or require (from command line)",
+            "postgres://lb@db/broker?timeout=5": "store has an unknown parameter 'timeout'; known: sslmode, host (from command line)",
+            "postgres://lb:hunter2@db/broker?x=1": "store has an unknown parameter 'x'; known: sslmode, host (from command line)",
+        ]
+        for (url, expected) in refusals {
+            XCTAssertEqual(refusal(environment: secrets, flags: [("store", url)]), expected)
+        }
+        XCTAssertEqual(
+            refusal(environment: secrets, flags: [("store", "mysql://lb:hunter2@db/broker")])?.contains("hunter2"), false,
+            "a refusal never shows the password")
+    }
+
     func testEveryKeyHasItsEnvironmentVariable() {
         for key in ConfigurationKey.all {
             XCTAssertEqual(key.environmentVariable, "LOCATION_BROKER_" + key.name.uppercased())

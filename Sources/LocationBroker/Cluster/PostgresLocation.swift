@@ -24,30 +24,30 @@ struct PostgresLocation: Sendable, Equatable {
     let database: String
     let tls: TLSMode
 
-    /// Parses `text`; the error says what is wrong in words.
+    /// Parses `text`; the error says what is wrong in words, to follow "store " in a refusal.
     init(_ text: String) throws {
         guard let components = URLComponents(string: text), let scheme = components.scheme,
             scheme == "postgres" || scheme == "postgresql"
         else {
-            throw PostgresLocationError("store must be a postgres://user@host/database URL, got \(Self.redacted(text))")
+            throw PostgresLocationError("must be a postgres://user@host/database URL, not '\(Self.redacted(text))'")
         }
         guard let user = components.user, !user.isEmpty else {
-            throw PostgresLocationError("the store URL names no user (postgres://USER@host/database)")
+            throw PostgresLocationError("names no user (postgres://USER@host/database)")
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !database.isEmpty else {
-            throw PostgresLocationError("the store URL names no database (postgres://user@host/DATABASE)")
+            throw PostgresLocationError("names no database (postgres://user@host/DATABASE)")
         }
         let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
         for name in query.keys where !["sslmode", "host"].contains(name) {
-            throw PostgresLocationError("the store URL has an unknown parameter \(name); known: sslmode, host")
+            throw PostgresLocationError("has an unknown parameter '\(name)'; known: sslmode, host")
         }
         let port = components.port ?? 5432
         if let folder = query["host"], folder.hasPrefix("/") {
             endpoint = .socket(path: "\(folder)/.s.PGSQL.\(port)")
         } else {
             guard let host = components.host, !host.isEmpty else {
-                throw PostgresLocationError("the store URL names no host (postgres://user@HOST/database, or ?host=/socket/folder)")
+                throw PostgresLocationError("names no host (postgres://user@HOST/database, or ?host=/socket/folder)")
             }
             endpoint = .tcp(host: host, port: port)
         }
@@ -56,7 +56,7 @@ struct PostgresLocation: Sendable, Equatable {
         self.database = database
         if let mode = query["sslmode"] {
             guard let parsed = TLSMode(rawValue: mode) else {
-                throw PostgresLocationError("sslmode must be disable, prefer or require, got \(mode)")
+                throw PostgresLocationError("has sslmode=\(mode); it must be disable, prefer or require")
             }
             tls = parsed
         } else {
