@@ -71,10 +71,12 @@ class Node:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LOCATION_BROKER_")}
         env.update({
             "LOCATION_BROKER_JWT_SECRET": SECRET, "LOCATION_BROKER_BACKEND_KEY": BACKEND_KEY,
-            "LOCATION_BROKER_STORE": store, "LOCATION_BROKER_NODE_ID": name,
+            "LOCATION_BROKER_NODE_ID": name,
             "LOCATION_BROKER_PUBLISH_RATE": "100000", "LOCATION_BROKER_PUBLISH_BURST": "100000",
             "LOCATION_BROKER_LOG_LEVEL": "notice",
         })
+        if store:
+            env["LOCATION_BROKER_STORE"] = store
         self.log = open(os.path.join(folder, f"{name}.log"), "w+")
         self.process = subprocess.Popen([binary, "--port", "0", "--config", config, "--database", os.path.join(folder, f"{name}.sqlite")],
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
