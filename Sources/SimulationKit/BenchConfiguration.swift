@@ -4,7 +4,10 @@ import Foundation
 /// this machine (127.0.0.0/8): a benchmark never aims anywhere else.
 public struct BenchConfiguration: Sendable {
     public var scenario: BenchScenario
-    /// `ws://127.0.0.1:8080` (the `/v1/ws` path is added when missing).
+    /// The server measured. The baseline needs no API, backend key or JWT secret (they may be empty).
+    public var server = BenchServer.broker
+    /// `ws://127.0.0.1:8080` (the `/v1/ws` path is added when missing; for the baseline, `/ws`, under which each
+    /// connection adds its channel).
     public var webSocketURL: String
     public var apiURL: String
     public var backendKey: String
@@ -65,7 +68,12 @@ public struct BenchConfiguration: Sendable {
         guard Self.isLoopback(address) else {
             throw SimulationError("the bench only targets this machine (127.0.0.0/8 or localhost), not \(host)")
         }
-        let path = components.path.isEmpty || components.path == "/" ? "/v1/ws" : components.path
+        let path: String
+        switch server {
+        case .broker: path = components.path.isEmpty || components.path == "/" ? "/v1/ws" : components.path
+        // The broker's default path means nothing to the baseline, which takes its channel from the path.
+        case .baseline: path = components.path.isEmpty || components.path == "/" || components.path == "/v1/ws" ? BenchServer.baselineBasePath : components.path
+        }
         return LoadClient.Target(host: address, port: components.port ?? 80, path: path)
     }
 

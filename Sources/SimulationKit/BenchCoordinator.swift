@@ -3,6 +3,9 @@ import Foundation
 
 /// Runs one bench scenario: creates the donations it needs through the backend API, spreads the connections
 /// over worker processes and source addresses, samples the broker, makes the load, and writes the report.
+///
+/// Against the baseline (``BenchServer/baseline``) the same connections make the same load, with no donations,
+/// tokens or subscriptions: each connection joins its channel through its URL.
 public struct BenchCoordinator: Sendable {
     public let configuration: BenchConfiguration
     /// Progress lines for the person waiting.
@@ -65,13 +68,14 @@ public struct BenchCoordinator: Sendable {
         let shape = shape()
         let names = BenchNames(runID: c.runID)
         let startedAt = ISO8601DateFormatter().string(from: Date())
-        let backend = try BackendClient(baseURL: c.apiURL, backendKey: c.backendKey)
-        defer { backend.shutdown() }
-        _ = try await TokenMinter(secret: c.jwtSecret)
+        let onBroker = c.server == .broker
+        let backend = onBroker ? try BackendClient(baseURL: c.apiURL, backendKey: c.backendKey) : nil
+        defer { backend?.shutdown() }
+        if onBroker { _ = try await TokenMinter(secret: c.jwtSecret) }
         let sampler = c.brokerPID.map(ProcSampler.init(pid:))
         _ = try sampler?.sample()
 
-        if shape.donations > 0 {
+        if let backend, shape.donations > 0 {
             log("creating \(shape.donations) donation(s) through the backend API...")
             try await forEachDonation(shape.donations, backend: backend) { index in
                 try await backend.put(names.donation(index), Self.donation(index, scenario: c.scenario, names: names, area: c.area))
@@ -111,7 +115,7 @@ public struct BenchCoordinator: Sendable {
         for link in links { await link.wait() }
         links.removeAll()
 
-        if shape.donations > 0 {
+        if let backend, shape.donations > 0 {
             log("deleting the bench's donations...")
             try? await forEachDonation(shape.donations, backend: backend) { index in
                 _ = try await backend.delete(names.donation(index))
@@ -121,7 +125,7 @@ public struct BenchCoordinator: Sendable {
         var merged = WorkerResult()
         for message in results { if let result = message.result { merged.merge(result) } }
         var report = BenchReport(
-            startedAt: startedAt, command: c.command, machine: .current(),
+            target: c.server, startedAt: startedAt, command: c.command, machine: .current(),
             parameters: parameters(shape: shape, plans: plans), loadSeconds: loadSeconds,
             results: Self.results(merged, scenario: c.scenario, shape: shape, loadSeconds: loadSeconds))
         if let sampler, let before, let connected, let after {
@@ -183,7 +187,7 @@ public struct BenchCoordinator: Sendable {
                 worker: worker, scenario: c.scenario, names: names, target: target, sourceAddresses: addresses, perAddress: c.perAddress,
                 subscribers: subscribers, publishers: publishers, storm: storm, publishRate: shape.publishRate,
                 positionsPerPublisher: shape.positionsPerPublisher, duration: shape.duration, area: c.area, seed: c.seed,
-                concurrency: c.concurrency, tokenTTL: Int64(shape.duration) + 3_600)
+                concurrency: c.concurrency, tokenTTL: Int64(shape.duration) + 3_600, server: c.server)
         }
     }
 

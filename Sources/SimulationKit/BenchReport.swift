@@ -78,6 +78,8 @@ public struct BenchReport: Codable, Sendable {
     }
 
     public var tool = "tracker-sim bench"
+    /// The server measured: `broker` or `baseline` (the figures under ``broker`` are then the baseline's).
+    public var target = BenchServer.broker
     public var startedAt: String
     public var command: String
     public var machine: Machine
@@ -85,7 +87,11 @@ public struct BenchReport: Codable, Sendable {
     /// Seconds of the load phase as measured by the coordinator.
     public var loadSeconds: Double
     public var results: Results
+    /// The measured server's CPU and memory (the baseline's, when ``target`` is `baseline`).
     public var broker: BrokerUsage?
+    /// The baseline's figures for the same scenario in the same run and the broker's ratios to them, added by
+    /// `tracker-sim bench-compare` (scripts/bench) to the broker's report.
+    public var baseline: BenchComparison?
 
     /// Whether nothing was lost and no connection failed.
     public var passed: Bool { results.lost == 0 && results.connectFailures == 0 && results.duplicates == 0 }
@@ -100,7 +106,8 @@ public struct BenchReport: Codable, Sendable {
     /// The report as text, for the terminal and docs/BENCHMARKS.md.
     public var text: String {
         let r = results
-        var lines = ["\(parameters.scenario.rawValue): \(describeParameters())"]
+        let on = target == .broker ? "" : " (\(target.rawValue) server)"
+        var lines = ["\(parameters.scenario.rawValue)\(on): \(describeParameters())"]
         lines.append("  machine      \(machine.cores) cores, \(fmt(machine.memoryGiB)) GiB, Linux \(machine.kernel)")
         var connected = "  connections  \(r.connections) ready, \(r.connectFailures) failed"
         if let seconds = r.connectSeconds, let rate = r.connectionsPerSecond {
@@ -108,7 +115,8 @@ public struct BenchReport: Codable, Sendable {
         }
         lines.append(connected)
         if let handshake = r.connectLatency, handshake.count > 0 {
-            lines.append("  handshake    p50 \(fmt(handshake.p50)) ms, p99 \(fmt(handshake.p99)) ms, max \(fmt(handshake.max)) ms (TCP connect to welcome)")
+            let end = target == .broker ? "welcome" : "upgrade"
+            lines.append("  handshake    p50 \(fmt(handshake.p50)) ms, p99 \(fmt(handshake.p99)) ms, max \(fmt(handshake.max)) ms (TCP connect to \(end))")
         }
         if r.published > 0 || r.expectedDeliveries > 0 {
             let refused = r.publishErrors.isEmpty ? "none refused" : r.publishErrors.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -121,10 +129,11 @@ public struct BenchReport: Codable, Sendable {
                 "  latency      p50 \(fmt(latency.p50)) ms, p90 \(fmt(latency.p90)) ms, p99 \(fmt(latency.p99)) ms, p99.9 \(fmt(latency.p999)) ms, max \(fmt(latency.max)) ms")
         }
         if let broker {
-            var memory = "  broker RSS   \(broker.rssBeforeKB / 1024) MiB before, \(broker.rssConnectedKB / 1024) MiB connected, \(broker.rssAfterKB / 1024) MiB after"
+            let who = target == .broker ? "broker" : "server"
+            var memory = "  \(who) RSS   \(broker.rssBeforeKB / 1024) MiB before, \(broker.rssConnectedKB / 1024) MiB connected, \(broker.rssAfterKB / 1024) MiB after"
             if let perConnection = broker.kbPerConnection { memory += "; \(fmt(perConnection)) KB per connection" }
             lines.append(memory)
-            var cpu = "  broker CPU   \(fmt(broker.cpuSeconds)) s (\(fmt(broker.cpuCores)) cores busy)"
+            var cpu = "  \(who) CPU   \(fmt(broker.cpuSeconds)) s (\(fmt(broker.cpuCores)) cores busy)"
             if let perDelivery = broker.cpuMicrosecondsPerDelivery { cpu += "; \(fmt(perDelivery)) µs per delivery" }
             if let perConnection = broker.cpuMicrosecondsPerConnection { cpu += "; \(fmt(perConnection)) µs per connection" }
             lines.append(cpu)
@@ -134,6 +143,7 @@ public struct BenchReport: Codable, Sendable {
             lines.append("  errors       " + errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if let first = r.firstFailure { lines.append("  first error  \(first)") }
+        if let baseline { lines.append("  vs baseline  \(baseline.summary)") }
         lines.append(passed ? "  result       OK" : "  result       LOSSES OR FAILURES (see above)")
         return lines.joined(separator: "\n")
     }

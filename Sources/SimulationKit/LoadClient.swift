@@ -21,10 +21,13 @@ public enum LoadClient {
     }
 
     /// Connects with `token` from `source` (a 127.0.0.x address, or `nil` for the default).
+    /// - Parameter server: the broker, whose `welcome` (and `subscribed`) a connection waits for, or the baseline,
+    ///   where a connection is ready once upgraded and `token` is `nil`.
     /// - Returns: the channel, once the connection is ready for its role: `welcome` read, and for a subscriber
     ///   `subscribed` too. Fails when the upgrade is refused, the subscription is refused, or the socket fails.
     public static func connect(
-        on loop: any EventLoop, target: Target, source: String?, token: String, role: LoadRole, stats: LoadStats
+        on loop: any EventLoop, target: Target, source: String?, token: String?, role: LoadRole, stats: LoadStats,
+        server: BenchServer = .broker
     ) -> EventLoopFuture<any Channel> {
         let ready = loop.makePromise(of: Void.self)
         let started = LatencyStamp.nowMicroseconds()
@@ -43,13 +46,13 @@ public enum LoadClient {
                     upgradePipelineHandler: { channel, _ in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandler(
-                                LoadConnectionHandler(role: role, stats: stats, ready: ready, started: started))
+                                LoadConnectionHandler(role: role, stats: stats, ready: ready, started: started, server: server))
                             return true
                         }
                     })
                 var headers = HTTPHeaders()
                 headers.add(name: "Host", value: "\(target.host):\(target.port)")
-                headers.add(name: "Authorization", value: "Bearer \(token)")
+                if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
                 headers.add(name: "Content-Length", value: "0")
                 let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers)
                 let configuration = NIOTypedHTTPClientUpgradeConfiguration<Bool>(
@@ -68,7 +71,7 @@ public enum LoadClient {
                 upgraded.whenComplete { result in
                     switch result {
                     case .success(true): break
-                    case .success(false): ready.fail(SimulationError("the broker refused the WebSocket upgrade (token, limit or shutdown)"))
+                    case .success(false): ready.fail(SimulationError("the \(server.rawValue) refused the WebSocket upgrade (token, limit or shutdown)"))
                     case .failure(let error): ready.fail(error)
                     }
                 }
@@ -92,6 +95,15 @@ public enum LoadClient {
         bytes.append(contentsOf: #"{"type":"publish","position":"#.utf8)
         PositionFrameEncoder.appendPosition(&bytes, position)
         bytes.append(UInt8(ascii: "}"))
+        var buffer = allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        return WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)
+    }
+
+    /// The text frame a baseline publisher sends: the very `position` frame the broker would deliver for it, so
+    /// that the baseline forwards the same bytes and its subscribers read them exactly as they read the broker's.
+    public static func baselineFrame(_ position: Position, channel: String, seq: Int64, allocator: ByteBufferAllocator) -> WebSocketFrame {
+        let bytes = PositionFrameEncoder.encode(channel: channel, seq: seq, position: position)
         var buffer = allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
         return WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer)

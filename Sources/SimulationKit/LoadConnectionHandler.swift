@@ -13,7 +13,8 @@ public enum LoadRole: Sendable, Equatable {
 }
 
 /// The one handler of a bench connection, after the WebSocket upgrade: answers pings, subscribes after
-/// `welcome` when it is a subscriber, and counts what arrives into ``LoadStats``.
+/// `welcome` when it is a subscriber, and counts what arrives into ``LoadStats``. On the baseline, which says
+/// nothing first and has no subscriptions, a connection is ready as soon as it is upgraded.
 ///
 /// It runs on the connection's event loop only, so its state needs no lock; there is no task per connection.
 final class LoadConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -28,15 +29,24 @@ final class LoadConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private let ready: EventLoopPromise<Void>
     /// Wall-clock microseconds when the TCP connect began, for the handshake time.
     private let started: Int64
+    private let server: BenchServer
     private var isReady = false
     private var lastSeq: Int64?
     private var fragments: ByteBuffer?
 
-    init(role: LoadRole, stats: LoadStats, ready: EventLoopPromise<Void>, started: Int64) {
+    init(role: LoadRole, stats: LoadStats, ready: EventLoopPromise<Void>, started: Int64, server: BenchServer = .broker) {
         self.role = role
         self.stats = stats
         self.ready = ready
         self.started = started
+        self.server = server
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The baseline sends no welcome: the handshake ends with the upgrade.
+        guard server == .baseline else { return }
+        stats.connectedAfter(microseconds: LatencyStamp.nowMicroseconds() - started)
+        markReady()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -21,14 +21,19 @@ public struct LoadWorker: Sendable {
     }
 
     private struct Job: Sendable {
-        var token: String
+        /// The client's JWT; `nil` on the baseline, which has no auth.
+        var token: String?
         var role: LoadRole
         var connection: Int
+        /// The baseline's channel for this connection (the broker's channel comes from the donation instead).
+        var channel: String
     }
 
     /// A publisher's state, on its event loop.
     private struct Publisher {
         var index: Int
+        /// The channel it publishes on, written into baseline frames.
+        var channel: String
         var sent = 0
         var rng: SeededRandom
         var motion: MotionModel?
@@ -49,23 +54,27 @@ public struct LoadWorker: Sendable {
     private func work(on group: MultiThreadedEventLoopGroup, commands: AsyncStream<WorkerCommand>) async throws {
         let loop = group.next()
         let stats = LoadStats()
-        let minter = try await TokenMinter(secret: secret)
+        // The baseline has no auth: no tokens, and no secret needed.
+        let minter = plan.server == .broker ? try await TokenMinter(secret: secret) : nil
+        let ttl = plan.tokenTTL
+        func token(_ identity: String) async throws -> String? { try await minter?.token(identity: identity, ttlSeconds: ttl) }
         var commands = commands.makeAsyncIterator()
         let names = plan.names
         var jobs: [Job] = []
         var connection = 0
         for index in plan.subscribers {
-            let token = try await minter.token(identity: names.donor(index), ttlSeconds: plan.tokenTTL)
-            jobs.append(Job(token: token, role: .subscriber(donation: names.donation(index)), connection: connection))
+            let channel = names.volunteer(plan.scenario.volunteer(forDonation: index))
+            jobs.append(Job(token: try await token(names.donor(index)), role: .subscriber(donation: names.donation(index)), connection: connection, channel: channel))
             connection += 1
         }
         for index in plan.publishers {
-            jobs.append(Job(token: try await minter.token(identity: names.volunteer(index), ttlSeconds: plan.tokenTTL), role: .publisher, connection: connection))
+            jobs.append(Job(token: try await token(names.volunteer(index)), role: .publisher, connection: connection, channel: names.volunteer(index)))
             connection += 1
         }
         var stormJobs: [Job] = []
         for index in plan.storm {
-            stormJobs.append(Job(token: try await minter.token(identity: names.stormIdentity(index), ttlSeconds: plan.tokenTTL), role: .plain, connection: connection))
+            let identity = names.stormIdentity(index)
+            stormJobs.append(Job(token: try await token(identity), role: .plain, connection: connection, channel: identity))
             connection += 1
         }
 
@@ -110,10 +119,12 @@ public struct LoadWorker: Sendable {
                     var index = lane
                     while index < jobs.count {
                         let job = jobs[index]
+                        var target = plan.target
+                        if plan.server == .baseline { target.path = BenchServer.baselinePath(target.path, channel: job.channel) }
                         do {
                             let channel = try await LoadClient.connect(
-                                on: loop, target: plan.target, source: plan.sourceAddress(forConnection: job.connection), token: job.token,
-                                role: job.role, stats: stats
+                                on: loop, target: target, source: plan.sourceAddress(forConnection: job.connection), token: job.token,
+                                role: job.role, stats: stats, server: plan.server
                             ).get()
                             opened.append((job.role, channel))
                         } catch {
@@ -141,11 +152,14 @@ public struct LoadWorker: Sendable {
         let limit = plan.positionsPerPublisher
         let area = plan.area
         let fleet = plan.scenario == .fleet
+        let baseline = plan.server == .baseline
+        let names = plan.names
         let root = SeededRandom(seed: plan.seed)
         return channels.enumerated().map { offset, channel in
             let index = plan.publishers.lowerBound + offset
             let phase = TimeAmount.nanoseconds(period.nanoseconds * Int64(offset) / Int64(max(1, channels.count)))
-            let box = NIOLoopBoundBox.makeBoxSendingValue(Publisher(index: index, rng: root.fork(UInt64(index))), eventLoop: channel.eventLoop)
+            let publisher = Publisher(index: index, channel: names.volunteer(index), rng: root.fork(UInt64(index)))
+            let box = NIOLoopBoundBox.makeBoxSendingValue(publisher, eventLoop: channel.eventLoop)
             return channel.eventLoop.scheduleRepeatedTask(initialDelay: phase, delay: period) { task in
                 if let limit, box.value.sent >= limit { return task.cancel() }
                 let fix = fleet ? Self.routeFix(&box.value, area: area) : Self.nearbyFix(&box.value.rng, area: area)
@@ -156,7 +170,13 @@ public struct LoadWorker: Sendable {
                 position.accuracy = accuracy
                 box.value.sent += 1
                 stats.add(.published)
-                channel.writeAndFlush(LoadClient.publishFrame(position, allocator: channel.allocator), promise: nil)
+                // The baseline forwards what it gets, so its publisher sends the frame the broker would deliver,
+                // its seq counted here as the broker counts it per channel.
+                let frame =
+                    baseline
+                    ? LoadClient.baselineFrame(position, channel: box.value.channel, seq: Int64(box.value.sent), allocator: channel.allocator)
+                    : LoadClient.publishFrame(position, allocator: channel.allocator)
+                channel.writeAndFlush(frame, promise: nil)
             }
         }
     }

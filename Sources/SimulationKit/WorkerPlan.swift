@@ -5,6 +5,8 @@
 public struct WorkerPlan: Codable, Sendable, Equatable {
     public var worker: Int
     public var scenario: BenchScenario
+    /// The server measured: the broker (tokens, `welcome`, `subscribe`) or the baseline (a channel per URL path).
+    public var server: BenchServer
     public var names: BenchNames
     public var target: LoadClient.Target
     /// This worker's source addresses (127.0.0.x), used in turn as each fills up; empty for the system's choice.
@@ -33,10 +35,11 @@ public struct WorkerPlan: Codable, Sendable, Equatable {
     public init(
         worker: Int, scenario: BenchScenario, names: BenchNames, target: LoadClient.Target, sourceAddresses: [String], perAddress: Int,
         subscribers: Range<Int>, publishers: Range<Int>, storm: Range<Int>, publishRate: Double, positionsPerPublisher: Int?,
-        duration: Double, area: Area, seed: UInt64, concurrency: Int, tokenTTL: Int64
+        duration: Double, area: Area, seed: UInt64, concurrency: Int, tokenTTL: Int64, server: BenchServer = .broker
     ) {
         self.worker = worker
         self.scenario = scenario
+        self.server = server
         self.names = names
         self.target = target
         self.sourceAddresses = sourceAddresses

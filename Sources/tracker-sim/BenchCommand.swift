@@ -20,6 +20,11 @@ struct BenchCommand: AsyncParsableCommand {
             Raise its publish limit (LOCATION_BROKER_PUBLISH_RATE, LOCATION_BROKER_PUBLISH_BURST) for pairs and \
             fanout. With --broker-pid the report adds the broker's CPU time per delivery and memory per connection.
 
+            --target baseline drives Benchmarks/BaselineServer (a bare SwiftNIO fan-out) at --broker with the same \
+            connections and load: each connection joins its channel through its URL (/ws/<channel>), publishers \
+            send the position frame the broker would deliver, and --broker-pid names the baseline's process. \
+            scripts/bench runs both and `tracker-sim bench-compare` sets one against the other.
+
             Exit status: 0 nothing lost and every connection up; 1 losses or failed connections; 2 the run could not start.
             """
     )
@@ -28,6 +33,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "idle, pairs, fanout, fleet or connect.")
     var scenario: String
+
+    @Option(help: "broker, or baseline: Benchmarks/BaselineServer at the --broker address (no API, tokens or secrets needed).")
+    var target = "broker"
 
     @Option(help: "Connections (idle, connect).")
     var connections = 1_000
@@ -78,7 +86,11 @@ struct BenchCommand: AsyncParsableCommand {
         guard let scenario = BenchScenario(rawValue: scenario) else {
             throw ValidationError("--scenario must be one of \(BenchScenario.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let secrets = try broker.secrets()
+        guard let server = BenchServer(rawValue: target) else {
+            throw ValidationError("--target must be one of \(BenchServer.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        // The baseline has no auth and no API: its secrets are not needed.
+        let secrets = server == .broker ? try broker.secrets() : ((try? broker.secrets()) ?? (backendKey: "", jwtSecret: ""))
         let loaded: Area
         do {
             loaded = try Area.load(path: area)
@@ -88,6 +100,7 @@ struct BenchCommand: AsyncParsableCommand {
         var configuration = BenchConfiguration(
             scenario: scenario, webSocketURL: try broker.webSocketURL(), apiURL: try broker.apiURL(), backendKey: secrets.backendKey,
             jwtSecret: secrets.jwtSecret, area: loaded)
+        configuration.server = server
         configuration.connections = connections
         configuration.pairs = pairs
         configuration.rate = rate

@@ -11,6 +11,6 @@ struct TrackerSimCommand: AsyncParsableCommand {
             Secrets default to the broker's own environment variables, LOCATION_BROKER_JWT_SECRET and \
             LOCATION_BROKER_BACKEND_KEY (scripts/run-broker keeps them in .secrets/broker.env).
             """,
-        subcommands: [FleetCommand.self, BenchCommand.self, TokenCommand.self, WorkerSubcommand.self]
+        subcommands: [FleetCommand.self, BenchCommand.self, BenchCompareCommand.self, TokenCommand.self, WorkerSubcommand.self]
     )
 }
