@@ -6,7 +6,7 @@ let package = Package(
     name: "location-broker",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "location-broker", targets: ["LocationBroker"]),
+        .executable(name: "location-broker", targets: ["location-broker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
     ],
@@ -47,7 +47,8 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .executableTarget(
+        // The broker itself, as a library: the executable below, the tests and the benchmarks use it.
+        .target(
             name: "LocationBroker",
             dependencies: [
                 "BrokerProtocol",
@@ -74,6 +75,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // `location-broker`: the command line around the library.
+        .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
         .testTarget(
             name: "BrokerTests",

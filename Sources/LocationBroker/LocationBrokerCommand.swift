@@ -3,9 +3,10 @@ import Foundation
 import Logging
 
 /// `location-broker`: serve (the default), or mint a token to try the broker.
-@main
-struct LocationBrokerCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct LocationBrokerCommand: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "location-broker",
         abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
         subcommands: [ServeCommand.self, TokenCommand.self],
