@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "location-broker", targets: ["location-broker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
+        .library(name: "LocationBroker", targets: ["LocationBroker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
