@@ -93,6 +93,10 @@ struct Broker: Sendable {
                             // The writer may be stuck on a full socket: give the close handshake a moment, then cut.
                             channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
                         }
+                        // Frames go to the socket from its event loop; the session's writer task only closes.
+                        let writer = SocketWriter(channel: channel, outbox: connection.outbox, metrics: metrics)
+                        context.writability.onWritable { writer.schedule() }
+                        connection.outbox.attach(writer)
                         try await session.run(connection, inbound: inbound, outbound: outbound)
                     })
             }

@@ -4,7 +4,8 @@ import NIOCore
 import Synchronization
 
 /// A connection's bounded outbound queue: producers (the hub, the connection's own reader) push without
-/// waiting; the connection's writer task drains it.
+/// waiting; the connection's ``SocketWriter`` writes the frames from the socket's event loop, and the
+/// connection's writer task performs the close (before a socket writer is attached, it writes frames too).
 ///
 /// Bounded in bytes. When a position does not fit, the queued position of the same channel is replaced by
 /// the newer one (conflation: only the newest position matters). The consumer is judged too slow, and the
@@ -48,6 +49,12 @@ final class Outbox: Sendable {
         /// Since when frames have been waiting without the writer taking any.
         var stalledSince: ContinuousClock.Instant?
         var onAbort: (@Sendable () -> Void)?
+        /// While set, frames go to the socket from its event loop (``SocketWriter``) and the writer task only
+        /// performs the close; while `nil` (before the WebSocket is served, and in unit tests), the writer task
+        /// takes everything.
+        var socketWriter: SocketWriter?
+        /// A socket drain is scheduled, or waits for the socket to become writable.
+        var socketDrainScheduled = false
     }
 
     private let state = Mutex(State())
@@ -70,6 +77,7 @@ final class Outbox: Sendable {
     @discardableResult
     func push(_ frame: ByteBuffer, positionChannel: String? = nil) -> PushResult {
         let size = frame.readableBytes
+        var drain: SocketWriter?
         let (result, waiter, abort) = state.withLock {
             state -> (PushResult, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
             if state.closing || state.finished { return (.closed, nil, nil) }
@@ -84,6 +92,13 @@ final class Outbox: Sendable {
             if state.bytes + size <= limit {
                 state.entries.append(Entry(frame: frame, positionChannel: positionChannel))
                 state.bytes += size
+                if let writer = state.socketWriter {
+                    if !state.socketDrainScheduled {
+                        state.socketDrainScheduled = true
+                        drain = writer
+                    }
+                    return (.queued, nil, nil)
+                }
                 return (.queued, Self.takeWaiter(&state), nil)
             }
             if let channel = positionChannel,
@@ -98,7 +113,43 @@ final class Outbox: Sendable {
         }
         waiter?.resume()
         abort?()
+        drain?.schedule()
         return result
+    }
+
+    /// Hands the frames to `writer` from now on; frames already queued go at once.
+    func attach(_ writer: SocketWriter) {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.finished else { return false }
+            state.socketWriter = writer
+            guard !state.socketDrainScheduled, state.entries.first.map({ $0.close == nil }) == true else { return false }
+            state.socketDrainScheduled = true
+            return true
+        }
+        if schedule { writer.schedule() }
+    }
+
+    /// Takes the frames queued ahead of any close, for the socket writer, and passes each to `write`.
+    /// A close left at the head wakes the writer task, which performs it.
+    func takeForSocket(_ write: (ByteBuffer) -> Void) {
+        let (frames, waiter) = state.withLock { state -> ([ByteBuffer], CheckedContinuation<Void, Never>?) in
+            var frames: [ByteBuffer] = []
+            while let first = state.entries.first, first.close == nil {
+                frames.append(first.frame)
+                state.bytes -= first.frame.readableBytes
+                state.entries.removeFirst()
+            }
+            state.stalledSince = nil
+            state.socketDrainScheduled = false
+            return (frames, state.entries.isEmpty ? nil : Self.takeWaiter(&state))
+        }
+        waiter?.resume()
+        for frame in frames { write(frame) }
+    }
+
+    /// The socket closed under the socket writer: nothing more can be written.
+    func socketGone() {
+        finish()
     }
 
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
@@ -140,6 +191,7 @@ final class Outbox: Sendable {
             state.entries.removeAll()
             state.bytes = 0
             state.onAbort = nil
+            state.socketWriter = nil
             return Self.takeWaiter(&state)
         }
         waiter?.resume()
@@ -162,6 +214,14 @@ final class Outbox: Sendable {
     func drain(into batch: inout Deque<Entry>) async -> Bool {
         while true {
             let ready = state.withLock { state -> Bool? in
+                if state.socketWriter != nil {
+                    // Frames are the socket writer's; the writer task takes a close once it reaches the head.
+                    if let first = state.entries.first, first.close != nil {
+                        batch.append(state.entries.removeFirst())
+                        return true
+                    }
+                    return state.finished ? false : nil
+                }
                 if !state.entries.isEmpty {
                     swap(&batch, &state.entries)
                     state.bytes = 0
@@ -174,7 +234,8 @@ final class Outbox: Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { state -> Bool in
-                        if !state.entries.isEmpty || state.finished || Task.isCancelled { return true }
+                        let work = state.socketWriter == nil ? !state.entries.isEmpty : state.entries.first?.close != nil
+                        if work || state.finished || Task.isCancelled { return true }
                         state.waiter = continuation
                         return false
                     }

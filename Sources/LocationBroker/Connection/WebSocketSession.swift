@@ -6,8 +6,9 @@ import Logging
 import NIOCore
 import NIOWebSocket
 
-/// Runs one client's WebSocket: a reader that handles the client's frames, and a writer that drains the
-/// connection's outbox. Nothing the reader or the hub does ever waits for this client's socket.
+/// Runs one client's WebSocket: a reader that handles the client's frames, and a writer task that performs the
+/// close (and writes frames until a ``SocketWriter`` takes over). Nothing the reader or the hub does ever waits
+/// for this client's socket.
 struct WebSocketSession: Sendable {
     let hub: Hub
     let heartbeatSeconds: Int
@@ -86,7 +87,8 @@ struct WebSocketSession: Sendable {
         }
     }
 
-    /// Writes queued frames until the outbox finishes or a close is written.
+    /// Writes what the outbox hands over (a close, or frames while no socket writer is attached) until the
+    /// outbox finishes or a close is written.
     private func write(_ connection: ClientConnection, _ outbound: WebSocketOutboundWriter) async {
         var batch = Deque<Outbox.Entry>()
         while await connection.outbox.drain(into: &batch) {

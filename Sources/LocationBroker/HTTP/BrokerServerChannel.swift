@@ -19,7 +19,7 @@ import NIOWebSocket
 /// main router instead, whose `GET /v1/ws` route explains the refusal.
 struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
-        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, VerifiedIdentity, Logger)
+        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, VerifiedIdentity, WritabilitySignal, Logger)
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
         /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered.
         case refusedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, HTTPRequest)
@@ -54,8 +54,11 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     struct ServedContext: WebSocketContext {
         let logger: Logger
         let identity: VerifiedIdentity
-        /// The socket, for cutting off a consumer too slow to receive its close frame.
+        /// The socket: the connection's ``SocketWriter`` writes to it, and it is cut off when a consumer is too
+        /// slow to receive its close frame.
         let channel: any Channel
+        /// Fires when the socket accepts writes again.
+        let writability: WritabilitySignal
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -80,10 +83,12 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                 },
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
+                        let writability = WritabilitySignal()
+                        try channel.pipeline.syncOperations.addHandler(WritabilitySignal.Handler(writability))
                         let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                         guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        return UpgradeResult.webSocket(asyncChannel, identity, logger)
+                        return UpgradeResult.webSocket(asyncChannel, identity, writability, logger)
                     }
                 }
             )
@@ -131,14 +136,14 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                 try await http1.executeThenClose { _, outbound in
                     try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
                 }
-            case .webSocket(let asyncChannel, let identity, let logger):
+            case .webSocket(let asyncChannel, let identity, let writability, let logger):
                 _ = try await WebSocketHandler.handle(
                     type: .server,
                     configuration: .init(
                         extensions: [], autoPing: .enabled(timePeriod: webSocket.heartbeat), closeTimeout: webSocket.closeTimeout,
                         validateUTF8: true, maxFrameSize: webSocket.maxFrameBytes),
                     asyncChannel: asyncChannel,
-                    context: ServedContext(logger: logger, identity: identity, channel: asyncChannel.channel),
+                    context: ServedContext(logger: logger, identity: identity, channel: asyncChannel.channel, writability: writability),
                     handler: serve
                 )
             }
