@@ -84,13 +84,12 @@ extension Hub {
 
     /// Ends every subscription that `donation` allowed, telling each subscriber why.
     private func revoke(donation: String, in channel: VolunteerChannel, reason: ServerFrame.UnsubscribeReason) {
-        let revoked = channel.subscribers.filter { $0.value.donation == donation }
-        guard !revoked.isEmpty else { return }
+        guard let revoked = channel.subscribersByDonation[donation], !revoked.isEmpty else { return }
         let frame = Self.encode(.unsubscribed(.init(re: nil, channel: channel.name, donation: donation, reason: reason)))
-        for (connectionID, subscriber) in revoked {
-            channel.subscribers.removeValue(forKey: connectionID)
-            subscriber.connection.removeSubscription(channel: channel.name)
-            metrics.record(subscriber.connection.outbox.push(frame))
+        for (connectionID, connection) in revoked {
+            channel.removeSubscriber(connectionID)
+            connection.removeSubscription(channel: channel.name)
+            metrics.record(connection.outbox.push(frame))
         }
     }
 }

@@ -51,7 +51,7 @@ extension Hub {
                     .notTrackable,
                     "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
             }
-            channel.subscribers[connection.id] = Subscriber(connection: connection, donation: gate.id)
+            channel.addSubscriber(Subscriber(connection: connection, donation: gate.id))
             connection.recordSubscription(channel: channelName, donation: gate.id)
             let allowed = channel.history.filter { $0.donations.contains(gate.id) }
             let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.seq, position: $0.position) }
@@ -97,7 +97,7 @@ extension Hub {
             else {
                 return BrokerError(.notFound, "you are not subscribed to \(channelName)")
             }
-            channel.subscribers.removeValue(forKey: connection.id)
+            channel.removeSubscriber(connection.id)
             connection.removeSubscription(channel: channelName)
             reply(.unsubscribed(.init(re: request.id, channel: channelName, donation: subscriber.donation, reason: .client)), to: connection)
             return nil

@@ -107,7 +107,7 @@ final class Hub: Sendable {
         connection.outbox.finish()
         for channelName in connection.subscribedChannels {
             locked(channelName, create: false) { channel in
-                if channel?.subscribers[connection.id] != nil { channel?.subscribers.removeValue(forKey: connection.id) }
+                _ = channel?.removeSubscriber(connection.id)
             }
         }
         locked(connection.identity, create: false) { channel in
@@ -200,10 +200,13 @@ final class Hub: Sendable {
         channel.history.append(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable))
         if channel.history.count > settings.historySize { channel.history.removeFirst() }
         var watchers = 0
-        for subscriber in channel.subscribers.values where trackable.contains(subscriber.donation) {
-            let result = subscriber.connection.outbox.push(frame, positionChannel: channel.name)
-            metrics.record(result)
-            if result == .queued || result == .conflated { watchers += 1 }
+        for donation in trackable {
+            guard let connections = channel.subscribersByDonation[donation] else { continue }
+            for connection in connections.values {
+                let result = connection.outbox.push(frame, positionChannel: channel.name)
+                metrics.record(result)
+                if result == .queued || result == .conflated { watchers += 1 }
+            }
         }
         metrics.positionsKept.increment()
         metrics.deliveries.increment(by: Int64(watchers))
@@ -265,11 +268,10 @@ final class Hub: Sendable {
 
     /// Encodes `frame` once and queues it for the subscribers of `channel` that watch `donation`.
     func send(_ frame: ServerFrame, in channel: VolunteerChannel, toDonation donation: String) {
-        let watchers = channel.subscribers.values.filter { $0.donation == donation }
-        guard !watchers.isEmpty else { return }
+        guard let watchers = channel.subscribersByDonation[donation], !watchers.isEmpty else { return }
         let bytes = Self.encode(frame)
-        for subscriber in watchers {
-            metrics.record(subscriber.connection.outbox.push(bytes))
+        for connection in watchers.values {
+            metrics.record(connection.outbox.push(bytes))
         }
     }
 

@@ -62,7 +62,11 @@ final class VolunteerChannel {
     var nextSeq: Int64
     /// Donations that have not ended and whose volunteer is this channel.
     var donations: [String: DonationGate] = [:]
-    var subscribers: [UInt64: Subscriber] = [:]
+    /// Subscribers by connection id. Changed only through ``addSubscriber(_:)`` and ``removeSubscriber(_:)``.
+    private(set) var subscribers: [UInt64: Subscriber] = [:]
+    /// The same subscribers grouped by the donation that allows them: a publish visits the watchers of the
+    /// trackable donations directly, instead of comparing donation ids for every subscriber.
+    private(set) var subscribersByDonation: [String: [UInt64: ClientConnection]] = [:]
     var history = Deque<KeptEntry>()
     /// Open connections of the volunteer.
     var connections = 0
@@ -77,6 +81,23 @@ final class VolunteerChannel {
         self.name = name
         self.nextSeq = max(1, now) * 1000
         self.bucket = TokenBucket(rate: settings.publishRate, burst: settings.publishBurst, now: now)
+    }
+
+    /// Subscribes `subscriber`'s connection, replacing an earlier subscription of the same connection.
+    func addSubscriber(_ subscriber: Subscriber) {
+        let id = subscriber.connection.id
+        removeSubscriber(id)
+        subscribers[id] = subscriber
+        subscribersByDonation[subscriber.donation, default: [:]][id] = subscriber.connection
+    }
+
+    /// Ends the subscription of connection `id`, if any.
+    @discardableResult
+    func removeSubscriber(_ id: UInt64) -> Subscriber? {
+        guard let removed = subscribers.removeValue(forKey: id) else { return nil }
+        subscribersByDonation[removed.donation]?.removeValue(forKey: id)
+        if subscribersByDonation[removed.donation]?.isEmpty == true { subscribersByDonation.removeValue(forKey: removed.donation) }
+        return removed
     }
 
     /// Whether nothing refers to the channel any more, so it can be forgotten.
