@@ -12,13 +12,6 @@ enum ClusterEvent: Sendable, Equatable {
     /// A donation change the store made durable (sent by the store, inside the change's transaction).
     case donation(origin: String, change: DonationChange)
 
-    /// The node that sent it.
-    var origin: String {
-        switch self {
-        case .position(let origin, _, _, _, _, _), .offline(let origin, _, _), .donation(let origin, _): origin
-        }
-    }
-
     /// The largest payload PostgreSQL accepts in a NOTIFY, less a margin.
     static let maximumPayloadBytes = 7_900
 

@@ -1,3 +1,4 @@
+import BrokerProtocol
 import DequeModule
 import Synchronization
 
@@ -25,8 +26,18 @@ final class ClusterOutbox: Sendable {
         self.capacity = capacity
     }
 
+    /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`.
+    func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+        announce(.position(origin: node, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt))
+    }
+
+    /// Queues that the volunteer's last connection to this node closed.
+    func announceOffline(channel: String, lastSeen: Int64?) {
+        announce(.offline(origin: node, channel: channel, lastSeen: lastSeen))
+    }
+
     /// Queues `event` and wakes the writer. Never blocks beyond the queue's lock.
-    func announce(_ event: ClusterEvent) {
+    private func announce(_ event: ClusterEvent) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.events.count >= capacity {
                 state.events.removeFirst()

@@ -26,11 +26,9 @@ struct DonationRoutes: Sendable {
         let id = context.parameters.get("id") ?? ""
         let body: ByteBuffer
         do {
-            body = try await request.body.collect(upTo: maxBodyBytes)
-        } catch is NIOTooManyBytesError {
-            return refuse(.contentTooLarge, .init(.tooLarge, "the body is larger than \(maxBodyBytes) bytes"))
+            body = try await request.collectBody(upTo: maxBodyBytes)
         } catch {
-            return refuse(.badRequest, .init(.badRequest, "the body could not be read"))
+            return refuse(error.status, error.error)
         }
         let update: DonationUpdate
         do {

@@ -116,7 +116,7 @@ final class Hub: Sendable {
             if channel.connections == 0 && channel.online {
                 channel.online = false
                 notifyPresence(channel)
-                cluster?.announce(.offline(origin: cluster?.node ?? "", channel: channel.name, lastSeen: channel.lastSeen))
+                cluster?.announceOffline(channel: channel.name, lastSeen: channel.lastSeen)
             }
         }
         metrics.connections.decrement()
@@ -185,8 +185,7 @@ final class Hub: Sendable {
             }
             let seq = channel.nextSeq
             let watchers = keep(position, seq: seq, in: channel, for: trackable)
-            cluster?.announce(
-                .position(origin: cluster?.node ?? "", channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now))
+            cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
             return .success(PublishOutcome(seq: seq, watchers: watchers))
         }
     }
