@@ -75,31 +75,18 @@ struct Broker: Sendable {
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         TrackingPage().register(on: router)
 
-        let session = WebSocketSession(
-            hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, maxFrameBytes: configuration.maxFrameBytes,
-            invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
+        let messages = ClientMessageHandler(
+            hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
         let webSocket = BrokerServerChannel.WebSocketSettings(
             maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)),
             handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
         let plain = HTTPServerBuilder { responder in
-                BrokerServerChannel(
-                    responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
-                    authorize: { await endpoint.authorize($0) },
-                    refuse: { await endpoint.refusal(for: $0) },
-                    serve: { inbound, outbound, context in
-                        let connection = hub.connect(context.identity, logger: context.logger)
-                        let channel = context.channel
-                        connection.outbox.setAbortHandler {
-                            // The writer may be stuck on a full socket: give the close handshake a moment, then cut.
-                            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-                        }
-                        // Frames go to the socket from its event loop; the session's writer task only closes.
-                        let writer = SocketWriter(channel: channel, outbox: connection.outbox, metrics: metrics)
-                        context.writability.onWritable { writer.schedule() }
-                        connection.outbox.attach(writer)
-                        try await session.run(connection, inbound: inbound, outbound: outbound)
-                    })
-            }
+            BrokerServerChannel(
+                responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
+                authorize: { await endpoint.authorize($0) },
+                refuse: { await endpoint.refusal(for: $0) },
+                messages: messages)
+        }
         let app = Application(
             router: router,
             server: try TLSFiles.serverBuilder(plain, configuration: configuration),

@@ -19,7 +19,7 @@ final class SlowConsumerTests: XCTestCase {
         let donor = try await live.connect("donor@example.org")
         try await donor.send(.subscribe(.init(target: .donation("d-1"))))
         guard case .subscribed = try await donor.next() else { return XCTFail("donor not subscribed") }
-        let frozen = try StalledSocket(port: live.port, token: try await LiveBroker.token("frozen@example.org"))
+        let frozen = try RawWebSocket(port: live.port, token: try await LiveBroker.token("frozen@example.org"))
         try frozen.sendText(#"{"type":"subscribe","id":"s","donation":"d-2"}"#)
 
         var expectedSeq: Int64?

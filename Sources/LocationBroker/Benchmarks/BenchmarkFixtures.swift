@@ -73,7 +73,7 @@ public final class PublishFixture: Sendable {
     private func drain() -> Int {
         var frames = 0
         for connection in connections {
-            connection.outbox.takeForSocket { _ in frames += 1 }
+            _ = connection.outbox.takeForSocket { _ in frames += 1 }
         }
         return frames
     }

@@ -3,15 +3,15 @@ import DequeModule
 import NIOCore
 import Synchronization
 
-/// A connection's bounded outbound queue: producers (the hub, the connection's own reader) push without
-/// waiting; the connection's ``SocketWriter`` writes the frames from the socket's event loop, and the
-/// connection's writer task performs the close (before a socket writer is attached, it writes frames too).
+/// A connection's bounded outbound queue: producers (the hub, the connection's own handler) push without
+/// waiting, from any thread; the connection's ``SocketWriter`` writes the frames, and finally the close, from
+/// the socket's event loop.
 ///
 /// Bounded in bytes. When a position does not fit, the queued position of the same channel is replaced by
 /// the newer one (conflation: only the newest position matters). The consumer is judged too slow, and the
 /// connection closed with 4008, when a frame fits nowhere, or when the writer has not taken anything for
-/// longer than the stall limit while frames wait. A slow consumer's socket is also closed outright a moment
-/// later (``onAbort``), since a writer stuck on a full socket cannot send the close frame itself.
+/// longer than the stall limit while frames wait. Every close also cuts the socket a moment later
+/// (``setAbortHandler(_:)``), since a client that does not read cannot receive the close frame.
 ///
 /// Lock order: a hub shard lock may be held while pushing here; this lock is a leaf and is never held while
 /// taking another.
@@ -23,7 +23,13 @@ final class Outbox: Sendable {
         /// The channel of a position frame, which may be conflated; `nil` for every other frame.
         var positionChannel: String?
         /// When set, the writer closes the WebSocket with this code and reason instead of writing `frame`.
-        var close: (code: UInt16, reason: String)?
+        var close: Close?
+    }
+
+    /// A close the broker asked for.
+    struct Close: Sendable, Equatable {
+        var code: UInt16
+        var reason: String
     }
 
     /// What became of a pushed frame.
@@ -41,17 +47,15 @@ final class Outbox: Sendable {
     private struct State {
         var entries = Deque<Entry>()
         var bytes = 0
-        var waiter: CheckedContinuation<Void, Never>?
         /// A close is queued: nothing more is accepted.
         var closing = false
-        /// The writer has stopped: nothing more will be written.
+        /// Nothing more will be written: the close was written, or the socket is gone.
         var finished = false
         /// Since when frames have been waiting without the writer taking any.
         var stalledSince: ContinuousClock.Instant?
         var onAbort: (@Sendable () -> Void)?
-        /// While set, frames go to the socket from its event loop (``SocketWriter``) and the writer task only
-        /// performs the close; while `nil` (before the WebSocket is served, and in unit tests), the writer task
-        /// takes everything.
+        /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served (and in unit
+        /// tests, which read the queue with ``takeQueued()``).
         var socketWriter: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
         var socketDrainScheduled = false
@@ -78,13 +82,12 @@ final class Outbox: Sendable {
     func push(_ frame: ByteBuffer, positionChannel: String? = nil) -> PushResult {
         let size = frame.readableBytes
         var drain: SocketWriter?
-        let (result, waiter, abort) = state.withLock {
-            state -> (PushResult, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
-            if state.closing || state.finished { return (.closed, nil, nil) }
+        let (result, abort) = state.withLock { state -> (PushResult, (@Sendable () -> Void)?) in
+            if state.closing || state.finished { return (.closed, nil) }
             if !state.entries.isEmpty {
                 let now = ContinuousClock.now
                 if let since = state.stalledSince {
-                    if now - since > stallLimit { return Self.judgeSlow(&state) }
+                    if now - since > stallLimit { return (.overflowed, Self.judgeSlow(&state, drain: &drain)) }
                 } else {
                     state.stalledSince = now
                 }
@@ -92,14 +95,8 @@ final class Outbox: Sendable {
             if state.bytes + size <= limit {
                 state.entries.append(Entry(frame: frame, positionChannel: positionChannel))
                 state.bytes += size
-                if let writer = state.socketWriter {
-                    if !state.socketDrainScheduled {
-                        state.socketDrainScheduled = true
-                        drain = writer
-                    }
-                    return (.queued, nil, nil)
-                }
-                return (.queued, Self.takeWaiter(&state), nil)
+                drain = Self.claimDrain(&state)
+                return (.queued, nil)
             }
             if let channel = positionChannel,
                 let index = state.entries.lastIndex(where: { $0.positionChannel == channel }),
@@ -107,11 +104,10 @@ final class Outbox: Sendable {
             {
                 state.bytes += size - state.entries[index].frame.readableBytes
                 state.entries[index].frame = frame
-                return (.conflated, nil, nil)
+                return (.conflated, nil)
             }
-            return Self.judgeSlow(&state)
+            return (.overflowed, Self.judgeSlow(&state, drain: &drain))
         }
-        waiter?.resume()
         abort?()
         drain?.schedule()
         return result
@@ -122,48 +118,45 @@ final class Outbox: Sendable {
         let schedule = state.withLock { state -> Bool in
             guard !state.finished else { return false }
             state.socketWriter = writer
-            guard !state.socketDrainScheduled, state.entries.first.map({ $0.close == nil }) == true else { return false }
-            state.socketDrainScheduled = true
-            return true
+            return Self.claimDrain(&state) != nil
         }
         if schedule { writer.schedule() }
     }
 
-    /// Takes the frames queued ahead of any close, for the socket writer, and passes each to `write`.
-    /// A close left at the head wakes the writer task, which performs it.
-    func takeForSocket(_ write: (ByteBuffer) -> Void) {
-        let (frames, waiter) = state.withLock { state -> ([ByteBuffer], CheckedContinuation<Void, Never>?) in
-            var frames: [ByteBuffer] = []
-            while let first = state.entries.first, first.close == nil {
-                frames.append(first.frame)
-                state.bytes -= first.frame.readableBytes
-                state.entries.removeFirst()
-            }
+    /// Takes the queued frames for the socket writer and passes each to `write`, in order.
+    /// - Returns: the close that followed them, if one was queued; the writer sends it, and nothing more is
+    ///   written after it.
+    func takeForSocket(_ write: (ByteBuffer) -> Void) -> Close? {
+        let (taken, close) = state.withLock { state -> (Deque<Entry>, Close?) in
+            var taken = Deque<Entry>()
+            swap(&taken, &state.entries)
+            state.bytes = 0
             state.stalledSince = nil
             state.socketDrainScheduled = false
-            return (frames, state.entries.isEmpty ? nil : Self.takeWaiter(&state))
+            guard let close = taken.last?.close else { return (taken, nil) }
+            // A close is always last: nothing is queued after it.
+            taken.removeLast()
+            state.finished = true
+            state.onAbort = nil
+            return (taken, close)
         }
-        waiter?.resume()
-        for frame in frames { write(frame) }
-    }
-
-    /// The socket closed under the socket writer: nothing more can be written.
-    func socketGone() {
-        finish()
+        for entry in taken { write(entry.frame) }
+        return close
     }
 
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
-    /// The socket is cut outright a moment later if the close has not happened by then (a writer stuck on a
-    /// full socket cannot send the close frame).
+    /// The socket is cut outright a moment later if the close handshake has not finished by then.
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        let (waiter, abort) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
-            guard !state.closing && !state.finished else { return (nil, nil) }
+        var drain: SocketWriter?
+        let abort = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.closing && !state.finished else { return nil }
             Self.queueClose(&state, code: code, reason: reason, discardPending: discardPending)
+            drain = Self.claimDrain(&state)
             defer { state.onAbort = nil }
-            return (Self.takeWaiter(&state), state.onAbort)
+            return state.onAbort
         }
-        waiter?.resume()
         abort?()
+        drain?.schedule()
     }
 
     /// Cuts the socket through the abort handler, if it has not been used yet.
@@ -175,29 +168,28 @@ final class Outbox: Sendable {
         abort?()
     }
 
-    /// Whether a close is queued and not yet taken by the writer.
-    var hasPendingClose: Bool { state.withLock { state in state.entries.contains { $0.close != nil } } }
-
-    /// Whether a close has been asked for.
+    /// Whether a close has been asked for, or the connection is over.
     var isClosing: Bool { state.withLock { $0.closing || $0.finished } }
+
+    /// Whether nothing more will be written: the close was written, or the socket is gone.
+    var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Bytes queued now.
     var queuedBytes: Int { state.withLock { $0.bytes } }
 
-    /// Stops the queue: the writer's next wait returns at once, and pushes are dropped.
+    /// Stops the queue for good (the socket is gone, or a close was answered): queued frames are dropped, and
+    /// so are later pushes.
     func finish() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        state.withLock { state in
             state.finished = true
             state.entries.removeAll()
             state.bytes = 0
             state.onAbort = nil
             state.socketWriter = nil
-            return Self.takeWaiter(&state)
         }
-        waiter?.resume()
     }
 
-    /// Takes every queued entry without waiting (for inspection; the writer uses ``drain(into:)``).
+    /// Takes every queued entry (for tests and inspection, when no socket writer is attached).
     func takeQueued() -> Deque<Entry> {
         state.withLock { state in
             defer {
@@ -209,49 +201,20 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Moves every queued entry into `batch`, waiting while there are none.
-    /// - Returns: `false` once the queue is finished and empty.
-    func drain(into batch: inout Deque<Entry>) async -> Bool {
-        while true {
-            let ready = state.withLock { state -> Bool? in
-                if state.socketWriter != nil {
-                    // Frames are the socket writer's; the writer task takes a close once it reaches the head.
-                    if let first = state.entries.first, first.close != nil {
-                        batch.append(state.entries.removeFirst())
-                        return true
-                    }
-                    return state.finished ? false : nil
-                }
-                if !state.entries.isEmpty {
-                    swap(&batch, &state.entries)
-                    state.bytes = 0
-                    state.stalledSince = nil
-                    return true
-                }
-                return state.finished ? false : nil
-            }
-            if let ready { return ready }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    let resumeNow = state.withLock { state -> Bool in
-                        let work = state.socketWriter == nil ? !state.entries.isEmpty : state.entries.first?.close != nil
-                        if work || state.finished || Task.isCancelled { return true }
-                        state.waiter = continuation
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
-                }
-            } onCancel: {
-                self.finish()
-            }
-        }
+    /// The socket writer to schedule, if a drain is not already scheduled.
+    private static func claimDrain(_ state: inout State) -> SocketWriter? {
+        guard let writer = state.socketWriter, !state.socketDrainScheduled, !state.entries.isEmpty else { return nil }
+        state.socketDrainScheduled = true
+        return writer
     }
 
-    private static func judgeSlow(_ state: inout State) -> (PushResult, CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) {
+    /// Queues a 4008 close in place of everything queued.
+    /// - Returns: the abort handler, to call once the lock is released.
+    private static func judgeSlow(_ state: inout State, drain: inout SocketWriter?) -> (@Sendable () -> Void)? {
         queueClose(&state, code: CloseCode.slowConsumer, reason: "slow consumer: outbound queue full", discardPending: true)
-        let abort = state.onAbort
-        state.onAbort = nil
-        return (.overflowed, takeWaiter(&state), abort)
+        drain = claimDrain(&state)
+        defer { state.onAbort = nil }
+        return state.onAbort
     }
 
     private static func queueClose(_ state: inout State, code: UInt16, reason: String, discardPending: Bool) {
@@ -259,12 +222,7 @@ final class Outbox: Sendable {
             state.entries.removeAll()
             state.bytes = 0
         }
-        state.entries.append(Entry(frame: ByteBuffer(), positionChannel: nil, close: (code, reason)))
+        state.entries.append(Entry(frame: ByteBuffer(), positionChannel: nil, close: Close(code: code, reason: reason)))
         state.closing = true
-    }
-
-    private static func takeWaiter(_ state: inout State) -> CheckedContinuation<Void, Never>? {
-        defer { state.waiter = nil }
-        return state.waiter
     }
 }

@@ -1,15 +1,14 @@
 import NIOCore
 import NIOWebSocket
-import Synchronization
 
 /// Writes a connection's queued frames straight to its socket on the socket's event loop: no task wakes up, no
 /// actor is entered, and every frame queued since the last drain goes out with one flush.
 ///
 /// ``Outbox/push(_:positionChannel:)`` schedules a drain when the queue goes from empty to not empty. A drain
-/// takes the frames queued ahead of any close (the close itself is the session's writer task's, which performs
-/// WSCore's close handshake) and stops while the socket is not writable: frames then wait in the outbox, where
-/// they count against its byte limit and stall timer, so a slow donor is conflated and cut off as before, and
-/// NIO's own buffers never grow past what the socket accepts.
+/// writes what is queued, then the close frame if a close was asked for (the connection's handler finishes the
+/// handshake when the client answers). It stops while the socket is not writable: frames then wait in the
+/// outbox, where they count against its byte limit and stall timer, so a slow donor is conflated and cut off,
+/// and NIO's own buffers never grow past what the socket accepts.
 final class SocketWriter: Sendable {
     private let channel: any Channel
     private let outbox: Outbox
@@ -30,53 +29,29 @@ final class SocketWriter: Sendable {
     /// Writes what is queued, if the socket takes it. On the event loop only.
     func drain() {
         guard channel.isActive else {
-            outbox.socketGone()
+            outbox.finish()
             return
         }
         guard channel.isWritable else {
-            // `WritabilitySignal` calls `drain` again when the socket drains.
+            // The connection's handler calls `drain` again when the socket drains.
             return
         }
         var written = 0
-        outbox.takeForSocket { frame in
+        let close = outbox.takeForSocket { frame in
             channel.write(WebSocketFrame(fin: true, opcode: .text, data: frame), promise: nil)
             written += 1
         }
-        if written > 0 {
+        if let close {
+            var data = channel.allocator.buffer(capacity: 2 + close.reason.utf8.count)
+            data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(close.code)))
+            data.writeString(close.reason)
+            channel.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
+        }
+        if written > 0 || close != nil {
             channel.flush()
+        }
+        if written > 0 {
             metrics.framesOut.increment(by: Int64(written))
-        }
-    }
-}
-
-/// Tells a connection's ``SocketWriter`` that its socket accepts writes again. Created with the pipeline, before
-/// the writer exists; the writer registers once the WebSocket is served.
-final class WritabilitySignal: Sendable {
-    private let callback = Mutex<(@Sendable () -> Void)?>(nil)
-
-    init() {}
-
-    /// Sets what runs when the socket becomes writable.
-    func onWritable(_ body: @escaping @Sendable () -> Void) {
-        callback.withLock { $0 = body }
-    }
-
-    fileprivate func fire() {
-        callback.withLock { $0 }?()
-    }
-
-    /// The pipeline handler that fires the signal.
-    final class Handler: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = WebSocketFrame
-        private let signal: WritabilitySignal
-
-        init(_ signal: WritabilitySignal) {
-            self.signal = signal
-        }
-
-        func channelWritabilityChanged(context: ChannelHandlerContext) {
-            if context.channel.isWritable { signal.fire() }
-            context.fireChannelWritabilityChanged()
         }
     }
 }

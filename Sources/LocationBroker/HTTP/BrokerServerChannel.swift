@@ -9,7 +9,6 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOWebSocket
-@_spi(WSInternal) import WSCore
 
 /// Each accepted TCP connection: HTTP/1.1 for the API, upgraded to a WebSocket at `GET /v1/ws` when the
 /// token is valid.
@@ -19,7 +18,8 @@ import NIOWebSocket
 /// main router instead, whose `GET /v1/ws` route explains the refusal.
 struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
-        case webSocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, VerifiedIdentity, WritabilitySignal, Logger)
+        /// The WebSocket is served by its pipeline (``WebSocketConnectionHandler``); nothing is left to do here.
+        case webSocket
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
         /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered.
         case refusedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, HTTPRequest)
@@ -36,7 +36,6 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         var heartbeat: Duration
         /// How long a new connection may take to send its first request.
         var handshakeTimeout: Duration = .seconds(10)
-        var closeTimeout: Duration = .seconds(10)
     }
 
     /// The main router.
@@ -47,19 +46,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     let authorize: @Sendable (HTTPRequest) async -> VerifiedIdentity?
     /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...).
     let refuse: @Sendable (HTTPRequest) async -> (HTTPResponse.Status, BrokerError)
-    /// Serves an upgraded connection until it closes.
-    let serve: WebSocketDataHandler<ServedContext>
-
-    /// The context handed to ``serve``: the identity the token proved.
-    struct ServedContext: WebSocketContext {
-        let logger: Logger
-        let identity: VerifiedIdentity
-        /// The socket: the connection's ``SocketWriter`` writes to it, and it is cut off when a consumer is too
-        /// slow to receive its close frame.
-        let channel: any Channel
-        /// Fires when the socket accepts writes again.
-        let writability: WritabilitySignal
-    }
+    /// Handles the messages of every upgraded connection.
+    let messages: ClientMessageHandler
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -81,14 +69,14 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     }
                     return promise.futureResult
                 },
-                upgradePipelineHandler: { channel, _ in
+                upgradePipelineHandler: { [messages, webSocket] channel, _ in
                     channel.eventLoop.makeCompletedFuture {
-                        let writability = WritabilitySignal()
-                        try channel.pipeline.syncOperations.addHandler(WritabilitySignal.Handler(writability))
-                        let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
-                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
                         guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        return UpgradeResult.webSocket(asyncChannel, identity, writability, logger)
+                        try channel.pipeline.syncOperations.addHandler(
+                            WebSocketConnectionHandler(
+                                messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes,
+                                heartbeat: .init(webSocket.heartbeat), logger: logger))
+                        return UpgradeResult.webSocket
                     }
                 }
             )
@@ -136,16 +124,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                 try await http1.executeThenClose { _, outbound in
                     try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
                 }
-            case .webSocket(let asyncChannel, let identity, let writability, let logger):
-                _ = try await WebSocketHandler.handle(
-                    type: .server,
-                    configuration: .init(
-                        extensions: [], autoPing: .enabled(timePeriod: webSocket.heartbeat), closeTimeout: webSocket.closeTimeout,
-                        validateUTF8: true, maxFrameSize: webSocket.maxFrameBytes),
-                    asyncChannel: asyncChannel,
-                    context: ServedContext(logger: logger, identity: identity, channel: asyncChannel.channel, writability: writability),
-                    handler: serve
-                )
+            case .webSocket:
+                // Served by its pipeline; this task ends here, so an open WebSocket holds no task.
+                break
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["error": "\(error)"])

@@ -1,0 +1,80 @@
+import BrokerProtocol
+import NIOCore
+
+/// What the broker does with a client's messages: decode, check, and hand to the hub. Synchronous, called on
+/// the connection's event loop; it never waits for anything, least of all for another client's socket.
+struct ClientMessageHandler: Sendable {
+    let hub: Hub
+    let heartbeatSeconds: Int
+    /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
+    var invalidFramesPerMinute = 10
+
+    /// A new connection's budget of invalid frames.
+    func errorBudget() -> TokenBucket {
+        TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: hub.clock())
+    }
+
+    /// Greets a new connection with its identity and the heartbeat.
+    func welcome(_ connection: ClientConnection) {
+        hub.reply(.welcome(.init(identity: connection.identity, heartbeat: heartbeatSeconds)), to: connection)
+    }
+
+    /// Handles one complete message. `text` is valid UTF-8 (the caller checked it; invalid text closes with 1007).
+    /// A connection that keeps sending invalid messages past its budget is closed with 4009.
+    func handle(_ message: MessageAssembler.Message, from connection: ClientConnection, budget: inout TokenBucket) {
+        let refused: BrokerError?
+        switch message {
+        case .text(let text):
+            refused = handle(text.readableBytesView, from: connection)
+        case .binary:
+            hub.metrics.framesIn["invalid"]?.increment()
+            refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+        }
+        // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
+        if let refused, refused.code != .rateLimited, !budget.take(now: hub.clock()) {
+            connection.logger.notice("closing a connection that keeps sending invalid frames")
+            connection.outbox.close(code: CloseCode.tooManyErrors, reason: "too many invalid frames", discardPending: false)
+        }
+    }
+
+    /// Handles one text message.
+    /// - Returns: the refusal sent back, if the message was refused.
+    private func handle(_ bytes: ByteBufferView, from connection: ClientConnection) -> BrokerError? {
+        switch ClientFrameDecoder().decode(bytes) {
+        case .failure(let rejection):
+            hub.metrics.framesIn["invalid"]?.increment()
+            return refuse(rejection.error, re: rejection.re, to: connection)
+        case .success(.publish(let publish)):
+            hub.metrics.framesIn["publish"]?.increment()
+            if let channel = publish.channel, channel != connection.identity {
+                return refuse(BrokerError(.forbidden, "you may publish only on your own channel, \(connection.identity)"), re: publish.id, to: connection)
+            }
+            if let invalid = publish.position.validationError(now: hub.clock()) {
+                return refuse(invalid, re: publish.id, to: connection)
+            }
+            switch hub.publish(as: connection.identity, position: publish.position) {
+            case .success(let outcome):
+                if let id = publish.id {
+                    hub.reply(.ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers)), to: connection)
+                }
+                return nil
+            case .failure(let error):
+                return refuse(error, re: publish.id, to: connection)
+            }
+        case .success(.subscribe(let subscribe)):
+            hub.metrics.framesIn["subscribe"]?.increment()
+            return hub.subscribe(connection, subscribe).map { refuse($0, re: subscribe.id, to: connection) }
+        case .success(.unsubscribe(let unsubscribe)):
+            hub.metrics.framesIn["unsubscribe"]?.increment()
+            return hub.unsubscribe(connection, unsubscribe).map { refuse($0, re: unsubscribe.id, to: connection) }
+        }
+    }
+
+    @discardableResult
+    private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) -> BrokerError {
+        hub.metrics.reject(error.code)
+        connection.logger.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
+        hub.reply(.error(.init(re: re, error)), to: connection)
+        return error
+    }
+}

@@ -1,0 +1,200 @@
+import BrokerProtocol
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// Serves one upgraded WebSocket inside its channel pipeline, on its event loop: no task, no stream and no
+/// actor per connection, so an idle donor costs little more than its socket, and a message is handled where it
+/// is read.
+///
+/// It reassembles fragmented messages, checks UTF-8 (1007), masking and fragment rules (1002) and the message
+/// size (1009), answers pings, pings the client every heartbeat (a client silent for a whole heartbeat after a
+/// ping is closed with 1001 "Ping timeout"), and finishes close handshakes. Frame-level violations the NIO
+/// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
+/// `WebSocketProtocolErrorHandler` before this handler.
+///
+/// Frames to the client go through the connection's ``Outbox`` and ``SocketWriter``; only pongs and pings are
+/// written here directly.
+final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let messages: ClientMessageHandler
+    private let identity: VerifiedIdentity
+    private let logger: Logger
+    private let heartbeat: TimeAmount
+    private var assembler: MessageAssembler
+    private var errorBudget: TokenBucket
+    private var connection: ClientConnection?
+    private var writer: SocketWriter?
+    private var heartbeatTimer: Scheduled<Void>?
+    /// Nothing has arrived from the client since the last ping.
+    private var awaitingPong = false
+
+    init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, heartbeat: TimeAmount, logger: Logger) {
+        self.messages = messages
+        self.identity = identity
+        self.logger = logger
+        self.heartbeat = heartbeat
+        self.assembler = MessageAssembler(maxBytes: maxMessageBytes)
+        self.errorBudget = messages.errorBudget()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The upgrade runs on an open socket; one that closed meanwhile never becomes a connection.
+        guard context.channel.isActive else { return }
+        let hub = messages.hub
+        let connection = hub.connect(identity, logger: logger)
+        let channel = context.channel
+        connection.outbox.setAbortHandler {
+            // A client that does not read cannot receive the close frame: give it a moment, then cut the socket.
+            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        }
+        let writer = SocketWriter(channel: channel, outbox: connection.outbox, metrics: hub.metrics)
+        self.connection = connection
+        self.writer = writer
+        connection.logger.debug("websocket open")
+        messages.welcome(connection)
+        connection.outbox.attach(writer)
+        scheduleHeartbeat(context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        end()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { writer?.drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Protocol errors were answered with a close frame by NIO's error handler; anything else (a reset, a
+        // TLS failure) leaves nothing to answer.
+        logger.debug("websocket error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let connection else { return }
+        let frame = unwrapInboundIn(data)
+        // Anything from the client shows it is there.
+        awaitingPong = false
+        switch frame.opcode {
+        case .ping:
+            guard !connection.outbox.isFinished else { return }
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .pong:
+            break
+        case .connectionClose:
+            answerClose(frame, context: context, connection: connection)
+        case .text, .binary, .continuation:
+            // After a close is asked for, the client's messages are no longer read.
+            guard !connection.outbox.isClosing else { return }
+            guard frame.maskKey != nil else {
+                return protocolViolation(.protocolError, "client frames must be masked", connection)
+            }
+            switch assembler.receive(frame) {
+            case .failure(let failure):
+                protocolViolation(failure.closeCode, failure.reason, connection)
+            case .success(nil):
+                break
+            case .success(.text(let text)):
+                guard text.readableBytesView.isValidUTF8 else {
+                    return protocolViolation(.dataInconsistentWithMessage, "text message is not valid UTF-8", connection)
+                }
+                messages.handle(.text(text), from: connection, budget: &errorBudget)
+            case .success(.binary(let binary)):
+                messages.handle(.binary(binary), from: connection, budget: &errorBudget)
+            }
+        default:
+            protocolViolation(.protocolError, "unknown opcode", connection)
+        }
+    }
+
+    /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the
+    /// socket is closed (the server closes TCP first, RFC 6455 §7.1.1).
+    private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, connection: ClientConnection) {
+        let ourCloseWasSent = connection.outbox.isFinished
+        connection.outbox.finish()
+        guard !ourCloseWasSent else {
+            context.close(promise: nil)
+            return
+        }
+        var data = frame.unmaskedData
+        var echo = context.channel.allocator.buffer(capacity: 2)
+        switch data.readWebSocketErrorCode() {
+        case .some(let code) where Self.mayBeEchoed(code):
+            echo.write(webSocketErrorCode: code)
+        case .some:
+            echo.write(webSocketErrorCode: .protocolError)
+        case .none:
+            // A close without a code is answered without one.
+            break
+        }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echo))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    /// Codes a peer may send in a close frame (RFC 6455 §7.4).
+    private static func mayBeEchoed(_ code: WebSocketErrorCode) -> Bool {
+        let number = UInt16(webSocketErrorCode: code)
+        switch number {
+        case 1000...1003, 1007...1011, 3000...4999: return true
+        default: return false
+        }
+    }
+
+    /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame.
+    private func protocolViolation(_ code: WebSocketErrorCode, _ reason: String, _ connection: ClientConnection) {
+        connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(reason)"])
+        connection.outbox.close(code: UInt16(webSocketErrorCode: code), reason: reason, discardPending: true)
+    }
+
+    private func scheduleHeartbeat(_ context: ChannelHandlerContext) {
+        heartbeatTimer = context.eventLoop.assumeIsolated().scheduleTask(in: heartbeat) { [self] in
+            heartbeatDue(context)
+        }
+    }
+
+    private func heartbeatDue(_ context: ChannelHandlerContext) {
+        guard let connection, !connection.outbox.isClosing else { return }
+        if awaitingPong {
+            connection.logger.debug("closing a websocket that did not answer a ping")
+            connection.outbox.close(code: CloseCode.goingAway, reason: "Ping timeout", discardPending: true)
+            return
+        }
+        awaitingPong = true
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())), promise: nil)
+        scheduleHeartbeat(context)
+    }
+
+    /// Forgets the connection once: its subscriptions end and the hub counts it closed.
+    private func end() {
+        heartbeatTimer?.cancel()
+        heartbeatTimer = nil
+        guard let connection else { return }
+        self.connection = nil
+        writer = nil
+        connection.outbox.finish()
+        messages.hub.disconnect(connection)
+        connection.logger.debug("websocket closed")
+    }
+}
+
+extension ByteBufferView {
+    /// Whether the bytes are valid UTF-8.
+    var isValidUTF8: Bool {
+        // The fast path: JSON from phones is almost always ASCII.
+        if allSatisfy({ $0 < 0x80 }) { return true }
+        return withContiguousStorageIfAvailable { String(validating: $0, as: UTF8.self) != nil }
+            ?? (String(validating: Array(self), as: UTF8.self) != nil)
+    }
+}

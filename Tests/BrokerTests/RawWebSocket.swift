@@ -1,0 +1,120 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A WebSocket client on a bare socket that does only what the test says: it completes the handshake, then
+/// reads and sends single frames by hand. It never answers a ping by itself, and when it stops reading it is
+/// the donor whose phone froze.
+final class RawWebSocket {
+    private let fd: Int32
+
+    init(port: Int, token: String, receiveBuffer: Int32 = 4_096) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var size = receiveBuffer
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        try write(Array(("GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n").utf8))
+        // Read the 101 response byte by byte, so that no frame after it is consumed.
+        var response: [UInt8] = []
+        while !response.suffix(4).elementsEqual([13, 10, 13, 10]) {
+            var byte: UInt8 = 0
+            guard recv(fd, &byte, 1, 0) == 1 else { throw POSIXError(.ECONNRESET) }
+            response.append(byte)
+        }
+        guard String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 101") else { throw POSIXError(.EPROTO) }
+    }
+
+    deinit { close(fd) }
+
+    /// Sends a masked text frame, as a client must.
+    func sendText(_ text: String) throws {
+        try sendFrame(opcode: 0x1, Array(text.utf8))
+    }
+
+    /// Sends one short frame with FIN set, masked unless told otherwise.
+    func sendFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true) throws {
+        precondition(payload.count < 126, "short frames only")
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        var frame: [UInt8] = [0x80 | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
+        if masked {
+            frame += mask
+            frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        } else {
+            frame += payload
+        }
+        try write(frame)
+    }
+
+    /// Sends a close frame with `code`.
+    func sendClose(code: UInt16) throws {
+        try sendFrame(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xFF)])
+    }
+
+    /// A frame from the server.
+    struct Frame: Equatable {
+        var opcode: UInt8
+        var payload: [UInt8]
+
+        /// The close code and reason of a close frame.
+        var close: (code: UInt16, reason: String)? {
+            guard opcode == 0x8, payload.count >= 2 else { return nil }
+            return (UInt16(payload[0]) << 8 | UInt16(payload[1]), String(decoding: payload.dropFirst(2), as: UTF8.self))
+        }
+    }
+
+    /// Reads the next frame, waiting at most `timeout`.
+    /// - Returns: `nil` when the server closed the socket (or nothing came in time).
+    func readFrame(timeout: Duration = .seconds(10)) throws -> Frame? {
+        var timeval = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeval, socklen_t(MemoryLayout<timeval>.size))
+        guard let head = read(2) else { return nil }
+        var length = Int(head[1] & 0x7F)
+        if length == 126 {
+            guard let extended = read(2) else { return nil }
+            length = Int(extended[0]) << 8 | Int(extended[1])
+        } else if length == 127 {
+            guard let extended = read(8) else { return nil }
+            length = extended.reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let payload = read(length) else { return nil }
+        return Frame(opcode: head[0] & 0x0F, payload: payload)
+    }
+
+    /// Whether the server has closed the socket (end of stream within `timeout`).
+    func serverClosed(timeout: Duration = .seconds(5)) throws -> Bool {
+        while let _ = try readFrame(timeout: timeout) {}
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    private func read(_ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var received = 0
+        while received < count {
+            let result = bytes[received...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard result > 0 else { return nil }
+            received += result
+        }
+        return bytes
+    }
+
+    private func write(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard result > 0 else { throw POSIXError(.EPIPE) }
+            sent += result
+        }
+    }
+}
