@@ -8,6 +8,8 @@ struct ClientMessageHandler: Sendable {
     let heartbeatSeconds: Int
     /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
     var invalidFramesPerMinute = 10
+    /// Where each connection's socket writer schedules its drains.
+    let loopDrains = LoopDrainRegistry()
 
     /// A new connection's budget of invalid frames.
     func errorBudget() -> TokenBucket {

@@ -13,17 +13,20 @@ final class SocketWriter: Sendable {
     private let channel: any Channel
     private let outbox: Outbox
     private let metrics: BrokerMetrics
+    private let loopDrains: LoopDrains
 
-    init(channel: any Channel, outbox: Outbox, metrics: BrokerMetrics) {
+    /// - Parameter loopDrains: the drains of the channel's event loop.
+    init(channel: any Channel, outbox: Outbox, metrics: BrokerMetrics, loopDrains: LoopDrains) {
         self.channel = channel
         self.outbox = outbox
         self.metrics = metrics
+        self.loopDrains = loopDrains
     }
 
-    /// Asks for a drain on the socket's event loop (from any thread). Always a new event-loop task, never a
+    /// Asks for a drain on the socket's event loop (from any thread). Always a later event-loop task, never a
     /// drain inside the caller: drains run one after the other, so frames keep their order.
     func schedule() {
-        channel.eventLoop.execute { self.drain() }
+        loopDrains.schedule(self)
     }
 
     /// Writes what is queued, if the socket takes it. On the event loop only.

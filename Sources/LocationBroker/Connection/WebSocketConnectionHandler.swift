@@ -50,7 +50,8 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
             // A client that does not read cannot receive the close frame: give it a moment, then cut the socket.
             channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         }
-        let writer = SocketWriter(channel: channel, outbox: connection.outbox, metrics: hub.metrics)
+        let writer = SocketWriter(
+            channel: channel, outbox: connection.outbox, metrics: hub.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
         self.connection = connection
         self.writer = writer
         connection.logger.debug("websocket open")
