@@ -28,6 +28,14 @@ public struct ClientFrameDecoder: Sendable {
 
     /// Decodes one frame.
     public func decode(_ bytes: some Collection<UInt8>) -> Result<ClientFrame, Rejection> {
+        if let publish = bytes.withContiguousStorageIfAvailable(PublishFastPath.parse) ?? nil {
+            return .success(.publish(publish))
+        }
+        return decodeStrictly(bytes)
+    }
+
+    /// Decodes one frame with Foundation's JSON decoder only, without the fast path for plain publishes.
+    public func decodeStrictly(_ bytes: some Collection<UInt8>) -> Result<ClientFrame, Rejection> {
         let data = Data(bytes)
         let envelope: Envelope
         do {

@@ -1,0 +1,161 @@
+/// Reads the common publish frame without Foundation's JSON decoder, which costs more than the rest of a
+/// publish together.
+///
+/// It accepts only the plain shape phones send: one object with `type` "publish", an optional `id` and
+/// `channel`, and a `position` object of numbers, each key at most once, strings of printable ASCII without
+/// escapes, numbers in strict JSON grammar without exponents, an integer `timestamp`. For anything else (an error, an unknown
+/// key, an escape, `null`, a duplicated key...) it returns `nil` and the strict decoder decides, so every
+/// refusal still comes from one place with one message. Whatever it accepts, it reads exactly as the strict
+/// decoder would; tests and the fuzz target check that.
+enum PublishFastPath {
+    /// The publish frame in `bytes`, or `nil` to let the strict decoder handle them.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> ClientFrame.Publish? {
+        var scanner = Scanner(bytes: bytes)
+        return scanner.publish()
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+        }
+
+        mutating func publish() -> ClientFrame.Publish? {
+            var sawType = false
+            var id: String?
+            var channel: String?
+            var position: Position?
+            guard take(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                guard let key = string() else { return nil }
+                guard take(UInt8(ascii: ":")) else { return nil }
+                switch key {
+                case "type" where !sawType:
+                    guard string() == "publish" else { return nil }
+                    sawType = true
+                case "id" where id == nil:
+                    guard let value = string(), value.utf8.count <= ClientFrame.maximumIDLength else { return nil }
+                    id = value
+                case "channel" where channel == nil:
+                    guard let value = string(), let canonical = Identity.canonical(value) else { return nil }
+                    channel = canonical
+                case "position" where position == nil:
+                    guard let value = positionObject() else { return nil }
+                    position = value
+                default:
+                    return nil
+                }
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")), sawType, let position else { return nil }
+            skipWhitespace()
+            guard index == bytes.count else { return nil }
+            return ClientFrame.Publish(id: id, channel: channel, position: position)
+        }
+
+        private mutating func positionObject() -> Position? {
+            var lat: Double?, lon: Double?, accuracy: Double?, speed: Double?, heading: Double?
+            var timestamp: Int64?
+            guard take(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
+                switch key {
+                case "lat" where lat == nil: lat = number()
+                case "lon" where lon == nil: lon = number()
+                case "accuracy" where accuracy == nil: accuracy = number(); if accuracy == nil { return nil }
+                case "speed" where speed == nil: speed = number(); if speed == nil { return nil }
+                case "heading" where heading == nil: heading = number(); if heading == nil { return nil }
+                case "timestamp" where timestamp == nil: timestamp = integer(); if timestamp == nil { return nil }
+                default: return nil
+                }
+            } while take(UInt8(ascii: ","))
+            guard take(UInt8(ascii: "}")), let lat, let lon, let timestamp else { return nil }
+            return Position(lat: lat, lon: lon, accuracy: accuracy, speed: speed, heading: heading, timestamp: timestamp)
+        }
+
+        /// A string of printable ASCII without escapes, after optional whitespace.
+        private mutating func string() -> String? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    index += 1
+                    return value
+                }
+                // Escapes, control characters and non-ASCII are the strict decoder's.
+                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+                index += 1
+            }
+            return nil
+        }
+
+        /// A number in strict JSON grammar without an exponent: -?(0|[1-9][0-9]*)(.[0-9]+)?
+        private mutating func number() -> Double? {
+            skipWhitespace()
+            let start = index
+            _ = takeByte(UInt8(ascii: "-"))
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                guard digits() > 0 else { return nil }
+            }
+            if takeByte(UInt8(ascii: ".")) {
+                guard digits() > 0 else { return nil }
+            }
+            // Exponents (rare from phones; and where tiny or huge values round) are the strict decoder's.
+            if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            guard let value = Double(text), value.isFinite else { return nil }
+            return value
+        }
+
+        /// A whole number of at most 15 digits (exact as a Double too, so it reads as the strict decoder reads it).
+        private mutating func integer() -> Int64? {
+            skipWhitespace()
+            let negative = takeByte(UInt8(ascii: "-"))
+            let start = index
+            var value: Int64 = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                index += 1
+                if index - start > 15 { return nil }
+            }
+            let count = index - start
+            guard count > 0, count == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+            // A fraction or an exponent is the strict decoder's to judge.
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
+            return negative ? -value : value
+        }
+
+        private mutating func digits() -> Int {
+            let start = index
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+            return index - start
+        }
+
+        /// Skips whitespace, then takes `byte` if it comes next.
+        private mutating func take(_ byte: UInt8) -> Bool {
+            skipWhitespace()
+            return takeByte(byte)
+        }
+
+        private mutating func takeByte(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        private mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
+        }
+    }
+}
