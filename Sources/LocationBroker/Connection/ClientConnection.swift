@@ -15,7 +15,8 @@ final class ClientConnection: Sendable {
     /// When the token expires, in seconds since the Unix epoch.
     let expiresAt: Int64
     let outbox: Outbox
-    let logger: Logger
+    /// The broker's logger, without this connection's metadata (see ``logger``).
+    private let baseLogger: Logger
     /// Subscribed channels, each with the donation that allowed it.
     private let subscriptions = Mutex<[String: String]>([:])
 
@@ -24,7 +25,16 @@ final class ClientConnection: Sendable {
         self.identity = identity
         self.expiresAt = expiresAt
         self.outbox = Outbox(limit: outboxLimit, stallLimit: stallLimit)
-        self.logger = logger
+        self.baseLogger = logger
+    }
+
+    /// A logger that names this connection and its identity. Made when something is logged rather than kept:
+    /// the metadata would cost every idle connection a few hundred bytes.
+    var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: "connection"] = "\(id)"
+        logger[metadataKey: "identity"] = "\(identity)"
+        return logger
     }
 
     /// The donation this connection watches `channel` for, if subscribed.

@@ -51,10 +51,11 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
-            // NIO keeps each socket's last receive buffer for the next read, 2 KB by default. Clients send small
-            // frames (a position is ~150 bytes), so start at 512 bytes; the allocator still grows for bigger reads.
+            // NIO keeps each socket's last receive buffer for the next read, 2 KB by default: most of an idle
+            // connection's memory. Clients send small frames (a position is ~150 bytes), so start small; the
+            // allocator grows the buffer for bigger reads and shrinks it back.
             try channel.syncOptions?.setOption(
-                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65_536))
+                ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65_536))
             // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
             let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
             let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)

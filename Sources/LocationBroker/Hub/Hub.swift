@@ -73,9 +73,6 @@ final class Hub: Sendable {
     /// Makes the hub's record of a newly upgraded WebSocket and counts it open.
     func connect(_ identity: VerifiedIdentity, logger: Logger) -> ClientConnection {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-        var logger = logger
-        logger[metadataKey: "connection"] = "\(id)"
-        logger[metadataKey: "identity"] = "\(identity.identity)"
         let connection = ClientConnection(
             id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes,
             stallLimit: settings.slowConsumerStall, logger: logger)
