@@ -210,14 +210,16 @@ final class Hub: Sendable {
         return watchers
     }
 
-    /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination.
+    /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination,
+    /// for the donations in `trackable` only (the ones the position was kept for).
     private func announceArrivals(_ channel: VolunteerChannel, position: Position, among trackable: [String]) {
-        for id in trackable {
-            guard var gate = channel.donations[id], gate.arrival == nil, let target = gate.destinationCoordinates,
-                let place = gate.state.destination
-            else { continue }
-            let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: target.lat, lon: target.lon)
+        let watch = channel.arrivalWatch
+        // Only coordinates are read per donation; a gate is touched only when an arrival fires.
+        for index in watch.indices {
+            let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: watch[index].lat, lon: watch[index].lon)
             guard distance <= settings.arrivalRadiusMeters else { continue }
+            let id = watch[index].id
+            guard trackable.contains(id), var gate = channel.donations[id], let place = gate.state.destination else { continue }
             let rounded = (distance * 10).rounded() / 10
             gate.arrival = rounded
             channel.donations[id] = gate

@@ -61,7 +61,15 @@ final class VolunteerChannel {
     let name: String
     var nextSeq: Int64
     /// Donations that have not ended and whose volunteer is this channel.
-    var donations: [String: DonationGate] = [:]
+    var donations: [String: DonationGate] = [:] {
+        // Every publish reads what follows from the gates; it is worked out again only when a gate changes.
+        didSet {
+            trackableCache = nil
+            arrivalWatchCache = nil
+        }
+    }
+    private var trackableCache: [String]?
+    private var arrivalWatchCache: [ArrivalWatch]?
     /// Subscribers by connection id. Changed only through ``addSubscriber(_:)`` and ``removeSubscriber(_:)``.
     private(set) var subscribers: [UInt64: Subscriber] = [:]
     /// The same subscribers grouped by the donation that allows them: a publish visits the watchers of the
@@ -105,7 +113,28 @@ final class VolunteerChannel {
 
     /// Ids of the donations trackable now.
     var trackableDonations: [String] {
-        donations.values.compactMap { $0.state.isTrackable ? $0.id : nil }
+        if let cached = trackableCache { return cached }
+        let ids = donations.values.compactMap { $0.state.isTrackable ? $0.id : nil }
+        trackableCache = ids
+        return ids
+    }
+
+    /// A trackable donation whose volunteer has not yet arrived at its current destination.
+    struct ArrivalWatch {
+        var lat: Double
+        var lon: Double
+        var id: String
+    }
+
+    /// The trackable donations still waiting for an arrival, with their destination's coordinates.
+    var arrivalWatch: [ArrivalWatch] {
+        if let cached = arrivalWatchCache { return cached }
+        let watch = donations.values.compactMap { gate -> ArrivalWatch? in
+            guard gate.state.isTrackable, gate.arrival == nil, let target = gate.destinationCoordinates else { return nil }
+            return ArrivalWatch(lat: target.lat, lon: target.lon, id: gate.id)
+        }
+        arrivalWatchCache = watch
+        return watch
     }
 
     /// Forgets that `donation` may see kept positions; positions nobody may see any more are dropped.
