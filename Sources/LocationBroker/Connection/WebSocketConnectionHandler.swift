@@ -77,7 +77,7 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Protocol errors were answered with a close frame by NIO's error handler; anything else (a reset, a
         // TLS failure) leaves nothing to answer.
-        logger.debug("websocket error", metadata: ["error": "\(error)"])
+        (connection?.logger ?? logger).debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
