@@ -27,7 +27,7 @@ struct OutboxReader {
             if let close = entry.close {
                 return .error(.init(re: nil, code: .unavailable, message: "close \(close.code) \(close.reason)"))
             }
-            return try WireJSON.decodeServerFrame(Array(entry.frame.readableBytesView))
+            return try WireJSON.decodeServerFrame(Array(TextFrame.payload(of: entry.frame).readableBytesView))
         }
     }
 }

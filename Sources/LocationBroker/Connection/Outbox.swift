@@ -18,7 +18,7 @@ import Synchronization
 final class Outbox: Sendable {
     /// One thing for the writer to do.
     struct Entry: Sendable {
-        /// A complete text frame.
+        /// A complete WebSocket text frame, header included (``TextFrame``).
         var frame: ByteBuffer
         /// The channel of a position frame, which may be conflated; `nil` for every other frame.
         var positionChannel: String?

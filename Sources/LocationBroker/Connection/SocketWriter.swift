@@ -11,13 +11,19 @@ import NIOWebSocket
 /// and NIO's own buffers never grow past what the socket accepts.
 final class SocketWriter: Sendable {
     private let channel: any Channel
+    /// Where complete frames are written: the context of the pipeline's WebSocket frame encoder, so that they
+    /// go to the socket (or TLS) below it as they are, without a header built for each delivery.
+    private let framedOutput: NIOLoopBound<ChannelHandlerContext>
     private let outbox: Outbox
     private let metrics: BrokerMetrics
     private let loopDrains: LoopDrains
 
-    /// - Parameter loopDrains: the drains of the channel's event loop.
-    init(channel: any Channel, outbox: Outbox, metrics: BrokerMetrics, loopDrains: LoopDrains) {
+    /// - Parameters:
+    ///   - encoderContext: the context of the channel's `WebSocketFrameEncoder`.
+    ///   - loopDrains: the drains of the channel's event loop.
+    init(channel: any Channel, encoderContext: ChannelHandlerContext, outbox: Outbox, metrics: BrokerMetrics, loopDrains: LoopDrains) {
         self.channel = channel
+        self.framedOutput = NIOLoopBound(encoderContext, eventLoop: channel.eventLoop)
         self.outbox = outbox
         self.metrics = metrics
         self.loopDrains = loopDrains
@@ -40,8 +46,9 @@ final class SocketWriter: Sendable {
             return
         }
         var written = 0
+        let output = framedOutput.value
         let close = outbox.takeForSocket { frame in
-            channel.write(WebSocketFrame(fin: true, opcode: .text, data: frame), promise: nil)
+            output.write(NIOAny(frame), promise: nil)
             written += 1
         }
         if let close {

@@ -42,7 +42,12 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
 
     func handlerAdded(context: ChannelHandlerContext) {
         // The upgrade runs on an open socket; one that closed meanwhile never becomes a connection.
-        guard context.channel.isActive else { return }
+        guard context.channel.isActive,
+            let encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        else {
+            context.close(promise: nil)
+            return
+        }
         let hub = messages.hub
         let connection = hub.connect(identity, logger: logger)
         let channel = context.channel
@@ -51,7 +56,7 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
             channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         }
         let writer = SocketWriter(
-            channel: channel, outbox: connection.outbox, metrics: hub.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
+            channel: channel, encoderContext: encoderContext, outbox: connection.outbox, metrics: hub.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
         self.connection = connection
         self.writer = writer
         connection.logger.debug("websocket open")

@@ -47,7 +47,7 @@ extension Hub {
                 let allowed = last.donations.filter { channel.donations[$0]?.state.isTrackable == true }
                 channel.nextSeq = max(channel.nextSeq, last.seq + 1)
                 guard !allowed.isEmpty else { return }
-                let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: last.seq, position: last.position))
+                let frame = TextFrame.framed(PositionFrameEncoder.encode(channel: channel.name, seq: last.seq, position: last.position))
                 channel.history.append(KeptEntry(seq: last.seq, position: last.position, frame: frame, donations: allowed))
             }
         }

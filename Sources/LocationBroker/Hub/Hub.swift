@@ -192,7 +192,7 @@ final class Hub: Sendable {
     /// - Returns: the subscribers it was queued for.
     func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String]) -> Int {
         channel.nextSeq = max(channel.nextSeq, seq + 1)
-        let frame = ByteBuffer(bytes: PositionFrameEncoder.encode(channel: channel.name, seq: seq, position: position))
+        let frame = TextFrame.framed(PositionFrameEncoder.encode(channel: channel.name, seq: seq, position: position))
         channel.history.append(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable))
         if channel.history.count > settings.historySize { channel.history.removeFirst() }
         var watchers = 0
@@ -254,13 +254,14 @@ final class Hub: Sendable {
 
     // MARK: Helpers shared by the extensions
 
-    /// Encodes a non-position frame. Position frames go through ``PositionFrameEncoder`` instead.
+    /// Encodes a non-position frame as a complete WebSocket text frame. Position frames go through
+    /// ``PositionFrameEncoder`` instead.
     static func encode(_ frame: ServerFrame) -> ByteBuffer {
         do {
-            return ByteBuffer(data: try WireJSON.encode(frame))
+            return TextFrame.framed(try WireJSON.encode(frame))
         } catch {
             // Every server frame is plain data; a failure here is a programming error worth a loud frame.
-            return ByteBuffer(string: #"{"type":"error","code":"internal","message":"the broker could not encode a frame"}"#)
+            return TextFrame.framed(Array(#"{"type":"error","code":"internal","message":"the broker could not encode a frame"}"#.utf8))
         }
     }
 
