@@ -60,13 +60,14 @@ enum PublishFastPath {
             guard take(UInt8(ascii: "{")) else { return nil }
             repeat {
                 guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
+                // A key seen twice, or a value it cannot read, is the strict decoder's.
                 switch key {
-                case "lat" where lat == nil: lat = number()
-                case "lon" where lon == nil: lon = number()
-                case "accuracy" where accuracy == nil: accuracy = number(); if accuracy == nil { return nil }
-                case "speed" where speed == nil: speed = number(); if speed == nil { return nil }
-                case "heading" where heading == nil: heading = number(); if heading == nil { return nil }
-                case "timestamp" where timestamp == nil: timestamp = integer(); if timestamp == nil { return nil }
+                case "lat": guard lat == nil, let value = number() else { return nil }; lat = value
+                case "lon": guard lon == nil, let value = number() else { return nil }; lon = value
+                case "accuracy": guard accuracy == nil, let value = number() else { return nil }; accuracy = value
+                case "speed": guard speed == nil, let value = number() else { return nil }; speed = value
+                case "heading": guard heading == nil, let value = number() else { return nil }; heading = value
+                case "timestamp": guard timestamp == nil, let value = integer() else { return nil }; timestamp = value
                 default: return nil
                 }
             } while take(UInt8(ascii: ","))

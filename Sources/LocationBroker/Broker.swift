@@ -78,7 +78,7 @@ struct Broker: Sendable {
         let messages = ClientMessageHandler(
             hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
         let webSocket = BrokerServerChannel.WebSocketSettings(
-            maxFrameBytes: configuration.maxFrameBytes, heartbeat: .seconds(Int64(configuration.heartbeatSeconds)),
+            maxFrameBytes: configuration.maxFrameBytes,
             handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
         let plain = HTTPServerBuilder { responder in
             BrokerServerChannel(

@@ -206,13 +206,4 @@ final class ClusterTests: XCTestCase {
         guard case .unsubscribed(let ended) = frame else { return XCTFail("expected unsubscribed, got \(frame)") }
         XCTAssertEqual(ended.reason, .cancelled)
     }
-
-    /// Retries `condition` every 100 ms for up to 15 s.
-    private func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw BrokerClientError("timed out waiting until \(what)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
 }

@@ -150,3 +150,12 @@ func position(metresFromHome metres: Double, timestamp: Int64 = Hub.systemClock(
     let point = Geodesy.destination(fromLat: LiveBroker.home.lat, lon: LiveBroker.home.lon, bearing: 0, distance: metres)
     return Position(lat: point.lat, lon: point.lon, accuracy: 5, speed: 8, heading: 180, timestamp: timestamp)
 }
+
+/// Retries `condition` every 100 ms for up to 15 s, then fails: a test that waits never hangs.
+func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(15)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw BrokerClientError("timed out waiting until \(what)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}

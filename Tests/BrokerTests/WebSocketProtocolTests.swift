@@ -9,22 +9,31 @@ import XCTest
 final class WebSocketProtocolTests: XCTestCase {
     private static let welcome: UInt8 = 0x1, close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
 
+    /// A bare socket for `identity`, past its `welcome`.
+    private func welcomed(_ identity: String, on live: LiveBroker) async throws -> RawWebSocket {
+        let socket = try RawWebSocket(port: live.port, token: try await LiveBroker.token(identity))
+        XCTAssertEqual(try socket.readFrame()?.opcode, Self.welcome)
+        return socket
+    }
+
+    private func waitUntilNoConnection(_ live: LiveBroker) async throws {
+        try await waitUntil("the broker has forgotten the connection") { live.broker.hub.connectionCount == 0 }
+    }
+
     func testAClientThatNeverAnswersAPingIsClosedAtTheNextHeartbeat() async throws {
         let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
-        let silent = try RawWebSocket(port: live.port, token: try await LiveBroker.token("silent@example.org"))
-        XCTAssertEqual(try silent.readFrame()?.opcode, Self.welcome)
+        let silent = try await welcomed("silent@example.org", on: live)
         XCTAssertEqual(try silent.readFrame(timeout: .seconds(3))?.opcode, Self.ping)
         let closing = try XCTUnwrap(try silent.readFrame(timeout: .seconds(3))?.close)
         XCTAssertEqual(closing.code, 1001)
         XCTAssertEqual(closing.reason, "Ping timeout")
         XCTAssertTrue(try silent.serverClosed())
-        while live.broker.hub.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntilNoConnection(live)
     }
 
     func testAClientThatAnswersPingsStaysConnected() async throws {
         let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
-        let donor = try RawWebSocket(port: live.port, token: try await LiveBroker.token("donor@example.org"))
-        XCTAssertEqual(try donor.readFrame()?.opcode, Self.welcome)
+        let donor = try await welcomed("donor@example.org", on: live)
         for _ in 0..<3 {
             let ping = try XCTUnwrap(try donor.readFrame(timeout: .seconds(3)))
             XCTAssertEqual(ping.opcode, Self.ping)
@@ -40,26 +49,32 @@ final class WebSocketProtocolTests: XCTestCase {
 
     func testTheBrokerAnswersAPingWithTheSamePayload() async throws {
         let live = try await LiveBroker.start()
-        let donor = try RawWebSocket(port: live.port, token: try await LiveBroker.token("donor@example.org"))
-        XCTAssertEqual(try donor.readFrame()?.opcode, Self.welcome)
+        let donor = try await welcomed("donor@example.org", on: live)
         try donor.sendFrame(opcode: Self.ping, [1, 2, 3])
         XCTAssertEqual(try donor.readFrame(), RawWebSocket.Frame(opcode: Self.pong, payload: [1, 2, 3]))
     }
 
     func testAClientsCloseIsEchoedWithItsCodeAndTheSocketClosed() async throws {
         let live = try await LiveBroker.start()
-        let donor = try RawWebSocket(port: live.port, token: try await LiveBroker.token("donor@example.org"))
-        XCTAssertEqual(try donor.readFrame()?.opcode, Self.welcome)
+        let donor = try await welcomed("donor@example.org", on: live)
         try donor.sendClose(code: 4321)
         XCTAssertEqual(try donor.readFrame()?.close?.code, 4321)
         XCTAssertTrue(try donor.serverClosed())
-        while live.broker.hub.connectionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntilNoConnection(live)
+    }
+
+    func testACloseCodeFromTheRegistryBeyondRFC6455IsEchoedToo() async throws {
+        let live = try await LiveBroker.start()
+        let donor = try await welcomed("donor@example.org", on: live)
+        // 1012 (service restart) was registered with IANA after RFC 6455; a peer may send it.
+        try donor.sendClose(code: 1012)
+        XCTAssertEqual(try donor.readFrame()?.close?.code, 1012)
+        XCTAssertTrue(try donor.serverClosed())
     }
 
     func testACloseCodeAClientMayNotSendIsAnsweredWith1002() async throws {
         let live = try await LiveBroker.start()
-        let donor = try RawWebSocket(port: live.port, token: try await LiveBroker.token("donor@example.org"))
-        XCTAssertEqual(try donor.readFrame()?.opcode, Self.welcome)
+        let donor = try await welcomed("donor@example.org", on: live)
         // 1006 means "closed without a close frame" and must never be sent in one.
         try donor.sendClose(code: 1006)
         XCTAssertEqual(try donor.readFrame()?.close?.code, 1002)
@@ -68,8 +83,7 @@ final class WebSocketProtocolTests: XCTestCase {
 
     func testAnUnmaskedFrameFromAClientClosesTheConnectionWith1002() async throws {
         let live = try await LiveBroker.start()
-        let careless = try RawWebSocket(port: live.port, token: try await LiveBroker.token("careless@example.org"))
-        XCTAssertEqual(try careless.readFrame()?.opcode, Self.welcome)
+        let careless = try await welcomed("careless@example.org", on: live)
         try careless.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","channel":"a@x.org"}"#.utf8), masked: false)
         let closing = try XCTUnwrap(try careless.readFrame()?.close)
         XCTAssertEqual(closing.code, 1002)
@@ -80,8 +94,7 @@ final class WebSocketProtocolTests: XCTestCase {
 
     func testABrokerCloseIsFinishedWhenTheClientAnswers() async throws {
         let live = try await LiveBroker.start()
-        let donor = try RawWebSocket(port: live.port, token: try await LiveBroker.token("donor@example.org"))
-        XCTAssertEqual(try donor.readFrame()?.opcode, Self.welcome)
+        let donor = try await welcomed("donor@example.org", on: live)
         live.broker.hub.closeAll(code: 1001, reason: "server shutting down")
         let started = ContinuousClock.now
         XCTAssertEqual(try donor.readFrame()?.close?.code, 1001)

@@ -137,7 +137,6 @@ final class Outbox: Sendable {
             // A close is always last: nothing is queued after it.
             taken.removeLast()
             state.finished = true
-            state.onAbort = nil
             return (taken, close)
         }
         for entry in taken { write(entry.frame) }

@@ -31,11 +31,12 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
     /// Nothing has arrived from the client since the last ping.
     private var awaitingPong = false
 
-    init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, heartbeat: TimeAmount, logger: Logger) {
+    init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, logger: Logger) {
         self.messages = messages
         self.identity = identity
         self.logger = logger
-        self.heartbeat = heartbeat
+        // The period the welcome frame announces, so the two cannot disagree.
+        self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
         self.assembler = MessageAssembler(maxBytes: maxMessageBytes)
         self.errorBudget = messages.errorBudget()
     }
@@ -149,11 +150,11 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
         }
     }
 
-    /// Codes a peer may send in a close frame (RFC 6455 §7.4).
+    /// Codes a peer may send in a close frame (RFC 6455 §7.4, with 1012 to 1014 from the IANA registry).
     private static func mayBeEchoed(_ code: WebSocketErrorCode) -> Bool {
         let number = UInt16(webSocketErrorCode: code)
         switch number {
-        case 1000...1003, 1007...1011, 3000...4999: return true
+        case 1000...1003, 1007...1014, 3000...4999: return true
         default: return false
         }
     }

@@ -33,7 +33,6 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     /// The WebSocket settings of every connection.
     struct WebSocketSettings: Sendable {
         var maxFrameBytes: Int
-        var heartbeat: Duration
         /// How long a new connection may take to send its first request.
         var handshakeTimeout: Duration = .seconds(10)
     }
@@ -79,8 +78,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                         guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
                         try channel.pipeline.syncOperations.addHandler(
                             WebSocketConnectionHandler(
-                                messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes,
-                                heartbeat: .init(webSocket.heartbeat), logger: logger))
+                                messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes, logger: logger))
                         return UpgradeResult.webSocket
                     }
                 }
