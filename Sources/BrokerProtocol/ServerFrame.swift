@@ -32,13 +32,27 @@ public enum ServerFrame: Sendable, Equatable {
         public var tracking: Bool
         /// How many donors receive this channel's positions now.
         public var watchers: Int
+        /// Why the position was kept for nobody; present only when `tracking` is false.
+        public var reason: UntrackedReason?
 
-        public init(re: String?, seq: Int64?, tracking: Bool, watchers: Int) {
+        public init(re: String?, seq: Int64?, tracking: Bool, watchers: Int, reason: UntrackedReason? = nil) {
             self.re = re
             self.seq = seq
             self.tracking = tracking
             self.watchers = watchers
+            self.reason = reason
         }
+    }
+
+    /// Why a published position was kept for nobody (the `reason` of an `ack` with `tracking:false`).
+    public enum UntrackedReason: String, Codable, Sendable, Equatable, CaseIterable {
+        /// No donation of the volunteer is trackable now.
+        case noTrackableDonation = "no-trackable-donation"
+        /// The fix was taken before the current trackable window of every trackable donation opened (before
+        /// BEING-LOOKED-FOR or BEING-TAKEN-TO began, or during a pause), beyond the clock tolerance.
+        case beforeWindow = "before-window"
+        /// The fix is older than `max_position_age`: too old to show as where the volunteer is.
+        case tooOld = "too-old"
     }
 
     /// A kept position and its seq.

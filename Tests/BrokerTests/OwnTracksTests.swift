@@ -77,6 +77,39 @@ final class OwnTracksTests: XCTestCase {
 
     // MARK: Accepted
 
+    func testABatchReplayingFixesFromBeforeTheTripReachesNobodyButTheNextFreshFixDoes() async throws {
+        // The app queued fixes while the broker refused its token; they arrive once the trip has begun.
+        try await start { $0.publishBurst = 10 }
+        try await live.put("d-1", state: .created)
+        let queuedAt = Self.nowSeconds() - 180
+        try await live.put("d-1", state: .beingLookedFor)
+        let donor = try await watchingDonor()
+        for minute in 0..<3 {
+            let response = try await post(documentedLocation(metresFromHome: 2_000 - Double(minute) * 100, tst: queuedAt + Int64(minute) * 60).0)
+            assertAccepted(response)
+            XCTAssertEqual(response.headers[OwnTracksRoutes.trackingHeader], "false")
+            XCTAssertEqual(response.headers[OwnTracksRoutes.untrackedReasonHeader], "before-window")
+        }
+        XCTAssertEqual(live.metric(#"broker_positions_untracked_total{reason="before-window"}"#), 3)
+        // Not live, and not for a donor who subscribes now with since: 0.
+        guard case .presence = try await donor.next() else { return XCTFail("expected the volunteer's presence first") }
+        try await donor.expectNothingPending()
+        let later = try await live.connect(donorID)
+        try await later.send(.subscribe(.init(id: "s2", target: .donation("d-1"), since: 0)))
+        guard case .subscribed(let view) = try await later.next() else { return XCTFail("not subscribed") }
+        XCTAssertNil(view.last)
+        try await later.expectNothingPending()
+
+        let (fresh, expected) = documentedLocation(metresFromHome: 700)
+        let response = try await post(fresh)
+        XCTAssertEqual(response.headers[OwnTracksRoutes.trackingHeader], "true")
+        XCTAssertNil(response.headers[OwnTracksRoutes.untrackedReasonHeader])
+        guard case .position(let update) = try await donor.next() else { return XCTFail("the fresh fix did not arrive") }
+        XCTAssertEqual(update.position, expected)
+        await donor.close()
+        await later.close()
+    }
+
     func testADocumentedLocationReachesTheWatchingDonor() async throws {
         try await start()
         try await live.put("d-1", state: .beingLookedFor)
@@ -132,7 +165,7 @@ final class OwnTracksTests: XCTestCase {
         try await start()
         try await live.put("d-1", state: .pickedByVolunteer)
         assertAccepted(try await post(documentedLocation().0))
-        XCTAssertEqual(live.metric("broker_positions_untracked_total"), 1)
+        XCTAssertEqual(live.metric(#"broker_positions_untracked_total{reason="no-trackable-donation"}"#), 1)
         XCTAssertEqual(live.metric("broker_positions_kept_total"), 0)
     }
 
@@ -157,7 +190,7 @@ final class OwnTracksTests: XCTestCase {
         }
         try await donor.expectNothingPending()
         XCTAssertEqual(live.metric("broker_positions_kept_total"), 0)
-        XCTAssertEqual(live.metric("broker_positions_untracked_total"), 0)
+        XCTAssertEqual(live.metric(#"broker_positions_untracked_total{reason="no-trackable-donation"}"#), 0)
     }
 
     // MARK: Refused

@@ -6,8 +6,9 @@ import Glibc
 
 /// A WebSocket client on a bare socket that does only what the test says: it completes the handshake, then
 /// reads and sends single frames by hand. It never answers a ping by itself, and when it stops reading it is
-/// the donor whose phone froze.
-final class RawWebSocket {
+/// the donor whose phone froze. One task uses it at a time (a flood runs in a task of its own while the test
+/// waits for it), hence the unchecked `Sendable`.
+final class RawWebSocket: @unchecked Sendable {
     private let fd: Int32
 
     init(port: Int, token: String, receiveBuffer: Int32 = 4_096) throws {
@@ -54,6 +55,35 @@ final class RawWebSocket {
             frame += payload
         }
         try write(frame)
+    }
+
+    /// A masked frame as bytes, for ``flood(_:count:for:)``.
+    static func maskedFrame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count < 126, "short frames only")
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        return [0x80 | opcode, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
+    /// Sends `frame` up to `count` times as fast as the socket takes it, never reading, for at most `duration`.
+    /// Stops early when the server has stopped taking bytes for a while (a send waits 200 ms at most) or has
+    /// closed the socket.
+    /// - Returns: how many whole frames were sent.
+    func flood(_ frame: [UInt8], count: Int, for duration: Duration) -> Int {
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let perBatch = 1_000
+        let batch = Array([[UInt8]](repeating: frame, count: perBatch).joined())
+        let deadline = ContinuousClock.now + duration
+        var sentBytes = 0
+        var pending = batch[...]
+        while sentBytes / frame.count < count && ContinuousClock.now < deadline {
+            let result = pending.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard result > 0 else { break }
+            sentBytes += result
+            pending = pending.dropFirst(result)
+            if pending.isEmpty { pending = batch[...] }
+        }
+        return sentBytes / frame.count
     }
 
     /// Sends a close frame with `code`.

@@ -28,6 +28,8 @@ final class FrameGoldenTests: XCTestCase {
                               encodesTo: #"{"re":"p1","seq":42,"tracking":true,"type":"ack","watchers":1}"#)
         try assertServerFrame(.ack(.init(re: "p2", seq: nil, tracking: false, watchers: 0)),
                               encodesTo: #"{"re":"p2","tracking":false,"type":"ack","watchers":0}"#)
+        try assertServerFrame(.ack(.init(re: "p3", seq: nil, tracking: false, watchers: 0, reason: .beforeWindow)),
+                              encodesTo: #"{"re":"p3","reason":"before-window","tracking":false,"type":"ack","watchers":0}"#)
     }
 
     func testSubscribedBeforeTheFirstFixHasExplicitNulls() throws {

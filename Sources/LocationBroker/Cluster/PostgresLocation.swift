@@ -20,7 +20,8 @@ struct PostgresLocation: Sendable, Equatable {
 
     let endpoint: Endpoint
     let username: String
-    let password: String?
+    /// From the URL, or from `store_password_file` (see ``ConfigurationLoader``).
+    var password: String?
     let database: String
     let tls: TLSMode
 
@@ -67,11 +68,15 @@ struct PostgresLocation: Sendable, Equatable {
         }
     }
 
-    /// The URL with its password replaced, for logs and errors.
+    /// The text with any password replaced, for logs and errors, whether or not it parses as a URL: whatever
+    /// stands between `://` and the last `@` is shown only up to its first `:`.
     static func redacted(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "***"
-        return components.string ?? "postgres://***"
+        guard let at = text.lastIndex(of: "@") else { return text }
+        let start = text.range(of: "://").map { $0.upperBound } ?? text.startIndex
+        guard start <= at else { return text }
+        let credentials = text[start..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + ":***" + String(text[at...])
     }
 
     /// Where the broker's logs say it stores donations.

@@ -13,6 +13,8 @@ struct BrokerConfiguration: Sendable {
     /// PostgreSQL shared by the nodes of a cluster, for donations and the messages between nodes; `nil`: the
     /// embedded SQLite `database`, one node.
     var store: PostgresLocation?
+    /// A file holding the PostgreSQL password of `store`, so that it need not be in the URL.
+    var storePasswordFile: String?
     /// This node's name in a cluster; unique among running nodes. Defaults to host name and process id.
     var nodeID: String?
     /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
@@ -54,6 +56,11 @@ struct BrokerConfiguration: Sendable {
     var maxConnectionsPerIdentity = 4
     /// Invalid frames a connection may send per minute (a burst of this many); past it, close 4009.
     var maxInvalidFramesPerMinute = 10
+    /// Milliseconds a fix may be stamped before its donation's trackable window opened and still count as
+    /// inside it, for phone clocks running behind the broker's.
+    var windowToleranceMilliseconds = 2_000
+    /// Seconds after which a fix is too old to be kept or delivered at all (`too-old`), even inside the window.
+    var maxPositionAgeSeconds = 600
     /// Seconds a new TCP connection may take to send its first request (or upgrade) before it is closed.
     var handshakeTimeoutSeconds = 10
     /// Subscriptions one connection may hold at once.

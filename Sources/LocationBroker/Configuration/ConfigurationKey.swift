@@ -24,6 +24,9 @@ struct ConfigurationKey: Sendable {
                 return "\(error)"
             }
         },
+        text("store_password_file", "File holding the password of store's PostgreSQL user (instead of one in the URL).") {
+            $0.storePasswordFile = $1
+        },
         text("node_id", "This node's name in a cluster, unique per running node (default: host name and process id).") { $0.nodeID = $1 },
         text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_file is set.") { $0.jwtSecret = $1 },
         text("jwks_file", "JWKS file with RS256/ES256 public keys for client tokens (for example Firebase's).") { $0.jwksFile = $1 },
@@ -54,6 +57,12 @@ struct ConfigurationKey: Sendable {
         },
         integer("max_invalid_frames_per_minute", "Invalid frames a connection may send per minute before 4009 (default 10).", 1...100_000) {
             $0.maxInvalidFramesPerMinute = $1
+        },
+        integer("window_tolerance_ms", "Milliseconds a fix may predate its donation's trackable window, for phone clocks behind (default 2000).", 0...10_000) {
+            $0.windowToleranceMilliseconds = $1
+        },
+        integer("max_position_age_seconds", "Seconds after which a fix is kept for nobody, even inside the window (default 600).", 1...86_400) {
+            $0.maxPositionAgeSeconds = $1
         },
         integer("handshake_timeout_seconds", "Seconds a new connection may take to send its first request (default 10).", 1...3600) {
             $0.handshakeTimeoutSeconds = $1

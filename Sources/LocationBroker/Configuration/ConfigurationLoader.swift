@@ -38,8 +38,33 @@ enum ConfigurationLoader {
         for (key, value) in flags {
             try apply(key, value, to: &configuration, from: "command line")
         }
+        try readStorePassword(into: &configuration)
         try validate(configuration, forServing: forServing)
         return configuration
+    }
+
+    /// Takes the store's password from `store_password_file`, refusing a second password in the URL. The
+    /// file's content never appears in an error.
+    static func readStorePassword(into configuration: inout BrokerConfiguration) throws {
+        guard let path = configuration.storePasswordFile else { return }
+        guard var store = configuration.store else {
+            throw ConfigurationError(description: "store_password_file is set but store is not: it holds the password of store's PostgreSQL user")
+        }
+        guard store.password == nil else {
+            throw ConfigurationError(description: "store names a password and store_password_file is set too: keep the password in one place")
+        }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(description: "cannot read store_password_file \(path): \(error.localizedDescription)")
+        }
+        // Editors and `echo` end the file with a newline that is not part of the password.
+        var password = text
+        while password.last?.isNewline == true { password.removeLast() }
+        guard !password.isEmpty else { throw ConfigurationError(description: "store_password_file \(path) is empty") }
+        store.password = password
+        configuration.store = store
     }
 
     private static func apply(_ name: String, _ value: String, to configuration: inout BrokerConfiguration, from source: String) throws {

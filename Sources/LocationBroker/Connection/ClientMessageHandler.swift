@@ -34,9 +34,23 @@ struct ClientMessageHandler: Sendable {
         }
         // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
         if let refused, refused.code != .rateLimited, !budget.take(now: hub.clock()) {
-            connection.logger.notice("closing a connection that keeps sending invalid frames")
-            connection.outbox.close(code: CloseCode.tooManyErrors, reason: "too many invalid frames", discardPending: false)
+            closeForTooManyErrors(connection, reason: "too many invalid frames")
         }
+    }
+
+    /// Charges a frame that breaks a rule without a reply of its own (a ping beyond the ping rate) to the
+    /// connection's invalid-frame budget; past it the connection is closed with 4009.
+    func chargeInvalidFrame(from connection: ClientConnection, budget: inout TokenBucket, reason: String) {
+        hub.metrics.framesIn["invalid"]?.increment()
+        if !budget.take(now: hub.clock()) {
+            closeForTooManyErrors(connection, reason: reason)
+        }
+    }
+
+    private func closeForTooManyErrors(_ connection: ClientConnection, reason: String) {
+        guard !connection.outbox.isClosing else { return }
+        connection.logger.notice("closing a connection that keeps sending invalid frames", metadata: ["reason": "\(reason)"])
+        connection.outbox.close(code: CloseCode.tooManyErrors, reason: reason, discardPending: false)
     }
 
     /// Handles one text message.
@@ -57,7 +71,9 @@ struct ClientMessageHandler: Sendable {
             switch hub.publish(as: connection.identity, position: publish.position) {
             case .success(let outcome):
                 if let id = publish.id {
-                    hub.reply(.ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers)), to: connection)
+                    hub.reply(
+                        .ack(.init(re: id, seq: outcome.seq, tracking: outcome.tracking, watchers: outcome.watchers, reason: outcome.untracked)),
+                        to: connection)
                 }
                 return nil
             case .failure(let error):

@@ -13,6 +13,9 @@ import Synchronization
 /// longer than the stall limit while frames wait. Every close also cuts the socket a moment later
 /// (``setAbortHandler(_:)``), since a client that does not read cannot receive the close frame.
 ///
+/// Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it) and one
+/// heartbeat ping, so a client that streams pings and never reads cannot grow the broker.
+///
 /// Lock order: a hub shard lock may be held while pushing here; this lock is a leaf and is never held while
 /// taking another.
 final class Outbox: Sendable {
@@ -30,6 +33,16 @@ final class Outbox: Sendable {
     struct Close: Sendable, Equatable {
         var code: UInt16
         var reason: String
+    }
+
+    /// What a socket drain takes from the queue.
+    struct Taken {
+        /// The payload of the pong to send, if a ping is waiting for its answer.
+        var pong: ByteBuffer?
+        /// Whether the heartbeat ping is to be sent.
+        var ping = false
+        /// The close that followed the frames, if one was queued; nothing more is written after it.
+        var close: Close?
     }
 
     /// What became of a pushed frame.
@@ -59,6 +72,12 @@ final class Outbox: Sendable {
         var socketWriter: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
         var socketDrainScheduled = false
+        /// The answer to the newest ping not yet answered: one at most, whatever the client sends.
+        var pendingPong: ByteBuffer?
+        /// The heartbeat ping waits for the socket.
+        var pendingPing = false
+
+        var hasWork: Bool { !entries.isEmpty || pendingPong != nil || pendingPing }
     }
 
     private let state = Mutex(State())
@@ -113,6 +132,27 @@ final class Outbox: Sendable {
         return result
     }
 
+    /// Queues the answer to a client's ping, replacing an answer still waiting: a client is owed the pong of
+    /// its newest ping only (RFC 6455 §5.5.3), so a flood of pings holds one pong at most.
+    func pushPong(_ payload: ByteBuffer) {
+        let drain = state.withLock { state -> SocketWriter? in
+            guard !state.closing && !state.finished else { return nil }
+            state.pendingPong = payload
+            return Self.claimDrain(&state)
+        }
+        drain?.schedule()
+    }
+
+    /// Queues the heartbeat ping (one at most).
+    func pushPing() {
+        let drain = state.withLock { state -> SocketWriter? in
+            guard !state.closing && !state.finished else { return nil }
+            state.pendingPing = true
+            return Self.claimDrain(&state)
+        }
+        drain?.schedule()
+    }
+
     /// Hands the frames to `writer` from now on; frames already queued go at once.
     func attach(_ writer: SocketWriter) {
         let schedule = state.withLock { state -> Bool in
@@ -124,23 +164,27 @@ final class Outbox: Sendable {
     }
 
     /// Takes the queued frames for the socket writer and passes each to `write`, in order.
-    /// - Returns: the close that followed them, if one was queued; the writer sends it, and nothing more is
-    ///   written after it.
-    func takeForSocket(_ write: (ByteBuffer) -> Void) -> Close? {
-        let (taken, close) = state.withLock { state -> (Deque<Entry>, Close?) in
-            var taken = Deque<Entry>()
-            swap(&taken, &state.entries)
+    /// - Returns: the control frames to send (a pong, the heartbeat ping), and the close that followed the
+    ///   frames, if one was queued; the writer sends it, and nothing more is written after it.
+    func takeForSocket(_ write: (ByteBuffer) -> Void) -> Taken {
+        let (entries, taken) = state.withLock { state -> (Deque<Entry>, Taken) in
+            var entries = Deque<Entry>()
+            swap(&entries, &state.entries)
+            var taken = Taken(pong: state.pendingPong, ping: state.pendingPing)
+            state.pendingPong = nil
+            state.pendingPing = false
             state.bytes = 0
             state.stalledSince = nil
             state.socketDrainScheduled = false
-            guard let close = taken.last?.close else { return (taken, nil) }
+            guard let close = entries.last?.close else { return (entries, taken) }
             // A close is always last: nothing is queued after it.
-            taken.removeLast()
+            entries.removeLast()
             state.finished = true
-            return (taken, close)
+            taken.close = close
+            return (entries, taken)
         }
-        for entry in taken { write(entry.frame) }
-        return close
+        for entry in entries { write(entry.frame) }
+        return taken
     }
 
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
@@ -183,6 +227,8 @@ final class Outbox: Sendable {
             state.finished = true
             state.entries.removeAll()
             state.bytes = 0
+            state.pendingPong = nil
+            state.pendingPing = false
             state.onAbort = nil
             state.socketWriter = nil
         }
@@ -202,7 +248,7 @@ final class Outbox: Sendable {
 
     /// The socket writer to schedule, if a drain is not already scheduled.
     private static func claimDrain(_ state: inout State) -> SocketWriter? {
-        guard let writer = state.socketWriter, !state.socketDrainScheduled, !state.entries.isEmpty else { return nil }
+        guard let writer = state.socketWriter, !state.socketDrainScheduled, state.hasWork else { return nil }
         state.socketDrainScheduled = true
         return writer
     }
@@ -221,6 +267,9 @@ final class Outbox: Sendable {
             state.entries.removeAll()
             state.bytes = 0
         }
+        // Once the broker closes, the client is owed no pong, and no heartbeat is due.
+        state.pendingPong = nil
+        state.pendingPing = false
         state.entries.append(Entry(frame: ByteBuffer(), positionChannel: nil, close: Close(code: code, reason: reason)))
         state.closing = true
     }

@@ -47,17 +47,25 @@ final class SocketWriter: Sendable {
         }
         var written = 0
         let output = framedOutput.value
-        let close = outbox.takeForSocket { frame in
+        let taken = outbox.takeForSocket { frame in
             output.write(NIOAny(frame), promise: nil)
             written += 1
         }
+        // Control frames may come between messages (RFC 6455 §5.4); every message the broker sends is one frame.
+        if let pong = taken.pong {
+            channel.write(WebSocketFrame(fin: true, opcode: .pong, data: pong), promise: nil)
+        }
+        if taken.ping {
+            channel.write(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer()), promise: nil)
+        }
+        let close = taken.close
         if let close {
             var data = channel.allocator.buffer(capacity: 2 + close.reason.utf8.count)
             data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(close.code)))
             data.writeString(close.reason)
             channel.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
         }
-        if written > 0 || close != nil {
+        if written > 0 || close != nil || taken.pong != nil || taken.ping {
             channel.flush()
         }
         if written > 0 {

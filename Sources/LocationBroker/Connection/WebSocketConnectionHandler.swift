@@ -13,11 +13,19 @@ import NIOWebSocket
 /// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
 /// `WebSocketProtocolErrorHandler` before this handler.
 ///
-/// Frames to the client go through the connection's ``Outbox`` and ``SocketWriter``; only pongs and pings are
-/// written here directly.
-final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` and
+/// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
+/// Reading stops while the socket is not writable: a client that sends without reading is not read either,
+/// so what it sends waits in its own socket buffers, not in the broker.
+final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
+
+    /// Pings a client may send at once, and per second after that; each ping beyond counts as an invalid
+    /// frame against the 4009 budget (docs/PROTOCOL.md).
+    static let pingBurst = 10
+    static let pingsPerSecond = 1.0
 
     private let messages: ClientMessageHandler
     private let identity: VerifiedIdentity
@@ -30,6 +38,10 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
     private var heartbeatTimer: Scheduled<Void>?
     /// Nothing has arrived from the client since the last ping.
     private var awaitingPong = false
+    /// The client's pings beyond this budget are charged to `errorBudget`.
+    private var pingBudget: TokenBucket
+    /// A read was asked for while the socket was not writable; it is done when the socket drains.
+    private var readPending = false
 
     init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, logger: Logger) {
         self.messages = messages
@@ -39,6 +51,7 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
         self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
         self.assembler = MessageAssembler(maxBytes: maxMessageBytes)
         self.errorBudget = messages.errorBudget()
+        self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.hub.clock())
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -76,8 +89,23 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { writer?.drain() }
+        if context.channel.isWritable {
+            writer?.drain()
+            if readPending {
+                readPending = false
+                context.read()
+            }
+        }
         context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // Backpressure on the client: while it does not take what the broker writes, nothing more is read from it.
+        guard context.channel.isWritable else {
+            readPending = true
+            return
+        }
+        context.read()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -94,8 +122,10 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
         awaitingPong = false
         switch frame.opcode {
         case .ping:
-            guard !connection.outbox.isFinished else { return }
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+            if !pingBudget.take(now: messages.hub.clock()) {
+                messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
+            }
+            connection.outbox.pushPong(frame.unmaskedData)
         case .pong:
             break
         case .connectionClose:
@@ -179,7 +209,7 @@ final class WebSocketConnectionHandler: ChannelInboundHandler, RemovableChannelH
             return
         }
         awaitingPong = true
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer())), promise: nil)
+        connection.outbox.pushPing()
         scheduleHeartbeat(context)
     }
 

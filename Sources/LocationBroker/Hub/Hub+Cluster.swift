@@ -16,7 +16,11 @@ extension Hub {
                 notifyPresence(channel)
             }
             if let last = channel.history.last, seq <= last.seq { return }
-            let allowed = donations.filter { channel.donations[$0]?.state.isTrackable == true }
+            // Judged again here by when the fix was taken, against this node's own windows.
+            let tooOld = clock() - position.timestamp > settings.maxPositionAgeMilliseconds
+            let allowed = tooOld ? [] : donations.filter {
+                channel.admits($0, takenAt: position.timestamp, tolerance: settings.windowToleranceMilliseconds)
+            }
             guard !allowed.isEmpty else {
                 channel.nextSeq = max(channel.nextSeq, seq + 1)
                 return

@@ -11,7 +11,7 @@ extension Hub {
             guard revisions.isNewer(change.revision, for: change.id) else { return false }
             revisions.record(change.revision, for: change.id, ended: change.new?.state.isTerminal ?? true, now: now)
             // The gate this node holds is the truth about the old state, whatever the sender believed.
-            apply(id: change.id, new: change.new)
+            apply(id: change.id, new: change.new, now: now)
             return true
         }
     }
@@ -31,7 +31,7 @@ extension Hub {
         donationRevisions.withLock { revisions in
             for donation in snapshot.donations where revisions.isNewer(snapshot.revision, for: donation.id) {
                 revisions.record(snapshot.revision, for: donation.id, ended: false, now: now)
-                apply(id: donation.id, new: donation)
+                apply(id: donation.id, new: donation, now: now)
             }
             revisions.loaded(upTo: snapshot.revision)
         }
@@ -43,8 +43,11 @@ extension Hub {
     /// trackable.
     ///
     /// Runs under `donationRevisions`' lock, so donation changes never overlap.
-    /// - Parameter new: the donation after the change, `nil` if it was deleted.
-    private func apply(id: String, new: Donation?) {
+    /// - Parameters:
+    ///   - new: the donation after the change, `nil` if it was deleted.
+    ///   - now: when the change is applied; a donation that becomes trackable opens its window then, so no
+    ///     fix taken before that moment can reach its donor.
+    private func apply(id: String, new: Donation?, now: Int64) {
         let oldChannel = channelName(ofDonation: id)
         let newChannel = new.flatMap { $0.state.isTerminal ? nil : $0.volunteer }
 
@@ -67,8 +70,8 @@ extension Hub {
             locked(newChannel, create: true) { channel in
                 guard let channel else { return }
                 let previous = channel.donations[id]
-                var gate = previous ?? DonationGate(new)
-                gate.state = new.state
+                var gate = previous ?? DonationGate(new, now: now)
+                gate.move(to: new.state, now: now)
                 gate.home = new.home
                 gate.institution = new.institution
                 if let previous, !gate.headsForTheSamePlace(as: previous) { gate.arrival = nil }

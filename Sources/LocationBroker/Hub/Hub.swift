@@ -63,7 +63,7 @@ final class Hub: Sendable {
                 channel = made
             }
             let result = body(channel)
-            if let channel, channel.isUnused { channels.removeValue(forKey: name) }
+            if let channel, channel.isUnused(now: clock()) { channels.removeValue(forKey: name) }
             return result
         }
     }
@@ -122,6 +122,9 @@ final class Hub: Sendable {
     /// Open connections.
     var connectionCount: Int { connections.withLock { $0.count } }
 
+    /// Channels held in memory, for operations and tests.
+    var channelCount: Int { shards.reduce(0) { $0 + $1.channels.withLock { $0.count } } }
+
     /// The bytes queued in the fullest outbox, for operations and tests.
     var largestOutboxBytes: Int {
         connections.withLock { Array($0.values) }.map(\.outbox.queuedBytes).max() ?? 0
@@ -155,9 +158,11 @@ final class Hub: Sendable {
 
     /// What became of a published position.
     struct PublishOutcome: Sendable, Equatable {
-        /// The seq it was kept under, or `nil` when no donation of the volunteer is trackable.
+        /// The seq it was kept under, or `nil` when it was kept for nobody.
         var seq: Int64?
         var watchers: Int
+        /// Why it was kept for nobody, when it was.
+        var untracked: ServerFrame.UntrackedReason?
         var tracking: Bool { seq != nil }
     }
 
@@ -175,16 +180,42 @@ final class Hub: Sendable {
                 channel.online = true
                 notifyPresence(channel)
             }
-            let trackable = channel.trackableDonations
-            guard !trackable.isEmpty else {
-                metrics.positionsUntracked.increment()
-                return .success(PublishOutcome(seq: nil, watchers: 0))
+            let admission = admit(position, in: channel, now: now)
+            guard case .admitted(let trackable) = admission else {
+                if case .untracked(let reason) = admission { metrics.positionsUntracked[reason]?.increment() }
+                return .success(PublishOutcome(seq: nil, watchers: 0, untracked: admission.reason))
             }
             let seq = channel.nextSeq
             let watchers = keep(position, seq: seq, in: channel, for: trackable)
             cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
             return .success(PublishOutcome(seq: seq, watchers: watchers))
         }
+    }
+
+    /// For which donations a fix may be kept: judged by when it was taken, not when it arrived.
+    enum Admission: Equatable {
+        case admitted([String])
+        case untracked(ServerFrame.UntrackedReason)
+
+        var reason: ServerFrame.UntrackedReason? {
+            if case .untracked(let reason) = self { reason } else { nil }
+        }
+    }
+
+    /// Decides for which trackable donations `position` may be kept: those whose current trackable window
+    /// opened no later than the fix was taken (give or take the clock tolerance), and none at all when the fix
+    /// is older than the maximum age. A fix queued on a phone before BEING-LOOKED-FOR, or taken during a pause
+    /// and sent after it, thus reaches nobody.
+    func admit(_ position: Position, in channel: VolunteerChannel, now: Int64) -> Admission {
+        let windows = channel.trackableWindows
+        guard !windows.isEmpty else { return .untracked(.noTrackableDonation) }
+        guard now - position.timestamp <= settings.maxPositionAgeMilliseconds else { return .untracked(.tooOld) }
+        var admitted: [String] = []
+        admitted.reserveCapacity(windows.count)
+        for window in windows where position.timestamp >= window.since - settings.windowToleranceMilliseconds {
+            admitted.append(window.id)
+        }
+        return admitted.isEmpty ? .untracked(.beforeWindow) : .admitted(admitted)
     }
 
     /// Keeps `position` under `seq` for the donations in `trackable`, hands the same encoded bytes to each of
@@ -229,7 +260,8 @@ final class Hub: Sendable {
 
     // MARK: Presence
 
-    /// Reports offline every volunteer silent for longer than the presence timeout.
+    /// Reports offline every volunteer silent for longer than the presence timeout, and forgets the channels
+    /// kept only for their publish rate limit once it has refilled.
     func sweepPresence() {
         let now = clock()
         for shard in shards {
@@ -239,6 +271,9 @@ final class Hub: Sendable {
                         channel.online = false
                         notifyPresence(channel)
                     }
+                }
+                for (name, channel) in channels where channel.isUnused(now: now) {
+                    channels.removeValue(forKey: name)
                 }
             }
         }

@@ -18,6 +18,11 @@ struct HubSettings: Sendable {
     var slowConsumerStall: Duration = .seconds(10)
     /// Open WebSockets per identity.
     var maxConnectionsPerIdentity = 4
+    /// How far before a donation's trackable window opened a fix may be stamped and still count as inside
+    /// it: phone clocks run a little behind the broker's.
+    var windowToleranceMilliseconds: Int64 = 2_000
+    /// A fix older than this when it arrives is kept for nobody (`too-old`), even inside the window.
+    var maxPositionAgeMilliseconds: Int64 = 600_000
 
     init() {}
 
@@ -31,5 +36,7 @@ struct HubSettings: Sendable {
         outboxBytes = configuration.outboxBytes
         slowConsumerStall = .seconds(Int64(configuration.slowConsumerSeconds))
         maxConnectionsPerIdentity = configuration.maxConnectionsPerIdentity
+        windowToleranceMilliseconds = Int64(configuration.windowToleranceMilliseconds)
+        maxPositionAgeMilliseconds = Int64(configuration.maxPositionAgeSeconds) * 1000
     }
 }

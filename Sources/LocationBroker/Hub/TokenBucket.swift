@@ -22,4 +22,10 @@ struct TokenBucket {
         tokens -= 1
         return true
     }
+
+    /// Whether the bucket holds its whole burst again at time `now` (milliseconds), so forgetting it
+    /// loses nothing.
+    func isFull(now: Int64) -> Bool {
+        min(burst, tokens + Double(max(0, now - updatedAt)) * ratePerMillisecond) >= burst
+    }
 }

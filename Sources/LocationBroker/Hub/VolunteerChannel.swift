@@ -6,18 +6,34 @@ import NIOCore
 struct DonationGate {
     let id: String
     let donor: String
-    var state: DonationState
+    private(set) var state: DonationState
     var home: Home
     var institution: Institution?
     /// The distance in metres of the position that arrived at the current destination, once one did.
     var arrival: Double?
+    /// When the donation last became trackable on this node (milliseconds since the Unix epoch, the hub's
+    /// clock); `nil` while it is not trackable. Only fixes taken since then may reach its donor: a pause
+    /// (`PICKED-BY-VOLUNTEER`, `DELIVERED-BY-DONOR`) ends the window, and resuming opens a new one.
+    private(set) var trackableSince: Int64?
 
-    init(_ donation: Donation) {
+    init(_ donation: Donation, now: Int64) {
         id = donation.id
         donor = donation.donor
         state = donation.state
         home = donation.home
         institution = donation.institution
+        trackableSince = donation.state.isTrackable ? now : nil
+    }
+
+    /// Moves the gate to `new`, opening a trackable window at `now` when it becomes trackable and closing it
+    /// when it stops being trackable. A move between two trackable states keeps the window open.
+    mutating func move(to new: DonationState, now: Int64) {
+        if new.isTrackable {
+            if trackableSince == nil { trackableSince = now }
+        } else {
+            trackableSince = nil
+        }
+        state = new
     }
 
     /// Whether both head for the same destination at the same coordinates (so an arrival still holds).
@@ -68,7 +84,7 @@ final class VolunteerChannel {
             arrivalWatchCache = nil
         }
     }
-    private var trackableCache: [String]?
+    private var trackableCache: [TrackableWindow]?
     private var arrivalWatchCache: [ArrivalWatch]?
     /// Subscribers by connection id. Changed only through ``addSubscriber(_:)`` and ``removeSubscriber(_:)``.
     private(set) var subscribers: [UInt64: Subscriber] = [:]
@@ -108,15 +124,32 @@ final class VolunteerChannel {
         return removed
     }
 
-    /// Whether nothing refers to the channel any more, so it can be forgotten.
-    var isUnused: Bool { donations.isEmpty && subscribers.isEmpty && connections == 0 && history.isEmpty }
+    /// Whether nothing refers to the channel any more, so it can be forgotten: no donation, subscriber,
+    /// connection or kept position, and a publish rate limit that has refilled by `now` (forgetting a
+    /// half-empty bucket would hand a volunteer publishing over HTTP a fresh burst on every request).
+    func isUnused(now: @autoclosure () -> Int64) -> Bool {
+        donations.isEmpty && subscribers.isEmpty && connections == 0 && history.isEmpty && bucket.isFull(now: now())
+    }
 
-    /// Ids of the donations trackable now.
-    var trackableDonations: [String] {
+    /// A donation trackable now, and when its window opened.
+    struct TrackableWindow {
+        var id: String
+        var since: Int64
+    }
+
+    /// The donations trackable now, with their windows.
+    var trackableWindows: [TrackableWindow] {
         if let cached = trackableCache { return cached }
-        let ids = donations.values.compactMap { $0.state.isTrackable ? $0.id : nil }
-        trackableCache = ids
-        return ids
+        let windows = donations.values.compactMap { gate in gate.trackableSince.map { TrackableWindow(id: gate.id, since: $0) } }
+        trackableCache = windows
+        return windows
+    }
+
+    /// Whether `donation` is trackable now and a fix taken at `timestamp` falls inside its window, give or
+    /// take `tolerance` milliseconds of a phone clock running behind.
+    func admits(_ donation: String, takenAt timestamp: Int64, tolerance: Int64) -> Bool {
+        guard let since = donations[donation]?.trackableSince else { return false }
+        return timestamp >= since - tolerance
     }
 
     /// A trackable donation whose volunteer has not yet arrived at its current destination.

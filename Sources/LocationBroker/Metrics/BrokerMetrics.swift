@@ -19,8 +19,9 @@ final class BrokerMetrics: Sendable {
     let deliveries: Counter
     /// Positions kept on a channel (tracking on).
     let positionsKept: Counter
-    /// Positions received while no donation of the volunteer was trackable (neither kept nor forwarded).
-    let positionsUntracked: Counter
+    /// Positions kept for nobody (neither kept nor forwarded), by why: no trackable donation, taken before
+    /// the window opened, too old.
+    let positionsUntracked: [ServerFrame.UntrackedReason: Counter]
     /// Older positions replaced in a full outbound queue.
     let conflations: Counter
     /// Connections closed because their outbound queue overflowed (4008).
@@ -49,7 +50,12 @@ final class BrokerMetrics: Sendable {
         framesOut = registry.makeCounter(descriptor: Self.describe("broker_frames_out_total", "Frames written to WebSocket clients."))
         deliveries = registry.makeCounter(descriptor: Self.describe("broker_deliveries_total", "Positions handed to subscribers."))
         positionsKept = registry.makeCounter(descriptor: Self.describe("broker_positions_kept_total", "Positions kept and forwarded."))
-        positionsUntracked = registry.makeCounter(descriptor: Self.describe("broker_positions_untracked_total", "Positions dropped because no donation of the volunteer was trackable."))
+        var positionsUntracked: [ServerFrame.UntrackedReason: Counter] = [:]
+        for reason in ServerFrame.UntrackedReason.allCases {
+            positionsUntracked[reason] = registry.makeCounter(
+                descriptor: Self.describe("broker_positions_untracked_total", "Positions kept for nobody, by reason."), labels: [("reason", reason.rawValue)])
+        }
+        self.positionsUntracked = positionsUntracked
         conflations = registry.makeCounter(descriptor: Self.describe("broker_conflations_total", "Queued positions replaced by newer ones."))
         slowConsumers = registry.makeCounter(descriptor: Self.describe("broker_slow_consumers_total", "Connections closed with 4008."))
         var rejections: [ErrorCode: Counter] = [:]

@@ -8,11 +8,11 @@ struct SQLiteDonationStore: DonationStore {
     private let database: DatabaseQueue
 
     /// Opens (creating if needed) the database at `path`, with its folder, and runs pending migrations.
+    /// What it creates is readable by the broker's user only (folders 0700, the file 0600, and so SQLite's
+    /// journal files, which take the file's mode), whatever the umask: donors' homes are in it.
     init(path: String) throws {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        if !folder.isEmpty {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
+        try PrivateFiles.createFolders(for: path)
+        try PrivateFiles.createFile(path)
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
