@@ -111,6 +111,6 @@ final class BrokerMetrics: Sendable {
     func exposition() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        return String(decoding: buffer, as: UTF8.self)
+        return String(decoding: buffer, as: UTF8.self) + ProcessMetrics.exposition()
     }
 }

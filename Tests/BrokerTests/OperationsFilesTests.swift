@@ -1,0 +1,43 @@
+import Foundation
+import XCTest
+
+@testable import LocationBroker
+
+/// The files operators install name only what the broker really has: every metric an alert rule reads is
+/// exported by a live broker at /metrics.
+final class OperationsFilesTests: XCTestCase {
+    private static let alerts = BrokerProcess.packageRoot.appendingPathComponent("config/prometheus/alerts.yml")
+
+    /// The metric names in a PromQL text: words of the broker's and the process's families.
+    static func metricNames(in text: String) -> Set<String> {
+        let pattern = try! NSRegularExpression(pattern: #"\b(?:broker|process)_[a-z_]+\b"#)
+        let range = NSRange(text.startIndex..., in: text)
+        return Set(pattern.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } })
+    }
+
+    func testEveryMetricAnAlertReadsIsExportedByALiveBroker() async throws {
+        let live = try await LiveBroker.start()
+        let response = try await live.request(.get, "/metrics")
+        let exported = String(buffer: response.body ?? .init())
+        try await live.stop()
+        let rules = try String(contentsOf: Self.alerts, encoding: .utf8)
+        let expressions = rules.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("expr:") }.joined(separator: "\n")
+        let named = Self.metricNames(in: expressions)
+        XCTAssertGreaterThanOrEqual(named.count, 6, "the rules read the broker's metrics: \(named.sorted())")
+        for name in named.sorted() {
+            XCTAssertTrue(exported.contains("\n# TYPE \(name) ") || exported.hasPrefix("# TYPE \(name) "), "\(name) is not exported at /metrics")
+        }
+    }
+
+    func testTheFileDescriptorGaugesSayHowCloseTheBrokerIsToItsLimit() async throws {
+        let exposition = ProcessMetrics.exposition()
+        let open = try XCTUnwrap(Self.value("process_open_fds", in: exposition))
+        let limit = try XCTUnwrap(Self.value("process_max_fds", in: exposition))
+        XCTAssertGreaterThan(open, 2, "at least standard input, output and error")
+        XCTAssertGreaterThan(limit, open)
+    }
+
+    private static func value(_ name: String, in exposition: String) -> Double? {
+        exposition.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+    }
+}
