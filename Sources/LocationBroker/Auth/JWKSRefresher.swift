@@ -42,7 +42,7 @@ struct JWKSRefresher: Service {
     let timing: JWKSTiming
     let metrics: BrokerMetrics
     let logger: Logger
-    /// When the set in force was read, and what was read.
+    /// The reading made at start: its `max-age` or file version set when the first refresh is due.
     private let first: JWKSSource.Reading
 
     /// Reads the key set once, so that a broker whose keys cannot be read refuses to start; the background
