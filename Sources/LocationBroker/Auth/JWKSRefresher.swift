@@ -23,13 +23,11 @@ struct JWKSTiming: Sendable {
     /// The longest a fetch may take.
     var fetchTimeout: Duration = .seconds(10)
 
-    /// A fetched set is refreshed when this share of its cache time has passed, so that it never expires.
-    static let refreshShare = 0.8
-
-    /// How long a set fetched with `maxAge` is kept before the background refresh.
+    /// How long a set fetched with `maxAge` is kept before the background refresh: 80 % of its cache time, so
+    /// that it is refreshed before it expires.
     func refreshDelay(maxAge: Duration?) -> Duration {
         let cached = min(max(maxAge ?? defaultMaxAge, minimumMaxAge), maximumMaxAge)
-        return cached * Self.refreshShare
+        return cached / 5 * 4
     }
 }
 
