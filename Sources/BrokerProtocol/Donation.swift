@@ -2,9 +2,9 @@
 public struct Donation: Codable, Sendable, Equatable {
     /// The donation's id; set from the URL, not the body.
     public var id: String
-    /// The donor's identity (e-mail), lower-cased.
+    /// The donor's identity (e-mail), in canonical form (`Identity.canonicalize`: NFC, ASCII letters lower-cased).
     public var donor: String
-    /// The volunteer's identity (e-mail), lower-cased; `nil` while none is assigned.
+    /// The volunteer's identity (e-mail), in canonical form; `nil` while none is assigned.
     public var volunteer: String?
     public var state: DonationState
     public var home: Home

@@ -1,21 +1,91 @@
+import Foundation
+
 /// Identities (e-mail addresses, or whatever the token's identity claim holds) and donation ids.
+///
+/// Two identities are the same person only when their canonical forms are the same bytes. The canonical form
+/// is the identity itself, in Unicode normalization form C (NFC), with the ASCII letters A-Z lower-cased and
+/// every other character kept as it is: no full Unicode case folding, which would make `\u{212A}im@x.org`
+/// (KELVIN SIGN) the same person as `kim@x.org`. So that no two different strings can look or compare alike
+/// elsewhere (the identity provider, the backend, Swift's own `==`, which compares canonically equivalent
+/// strings as equal), an identity is refused outright when
+/// - it is empty or longer than 254 bytes of UTF-8;
+/// - it holds whitespace, a control or format character (zero-width joiner, bidi marks...), a default-ignorable
+///   (invisible) character, a private-use, surrogate, noncharacter or unassigned code point;
+/// - it holds a non-ASCII character that compatibility mapping (NFKC) or case mapping turns into something
+///   holding ASCII: KELVIN SIGN (`k`), fullwidth and mathematical letters, ligatures such as `ﬁ`, LONG S (`s`),
+///   DOTLESS I (upper case `I`), SHARP S (upper case `SS`)...;
+/// - it is not in NFC (a decomposed `é` must be sent composed).
 public enum Identity {
     /// The longest identity the broker accepts, in bytes (the longest e-mail address SMTP allows is 254).
     public static let maximumLength = 254
 
-    /// Lower-cases an identity and checks its form.
-    /// - Returns: the canonical identity, or `nil` when it is empty, too long, or holds spaces or control characters.
+    /// Why an identity was refused, as a person reads it after "... is not a usable identity: ".
+    public struct Refusal: Error, Equatable, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Lower-cases the ASCII letters of an identity and checks its form.
+    /// - Returns: the canonical identity, or `nil` when ``canonicalize(_:)`` refuses it.
     public static func canonical(_ raw: String) -> String? {
-        let lowered = raw.lowercased()
-        guard !lowered.isEmpty, lowered.utf8.count <= maximumLength else { return nil }
-        for scalar in lowered.unicodeScalars {
-            if scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
-                || scalar.properties.generalCategory == .format
-            {
-                return nil
+        try? canonicalize(raw).get()
+    }
+
+    /// Checks an identity against the rules above and returns its canonical form, or why it is refused.
+    public static func canonicalize(_ raw: String) -> Result<String, Refusal> {
+        func refuse(_ why: String) -> Result<String, Refusal> { .failure(Refusal(description: why)) }
+        let length = raw.utf8.count
+        guard length > 0 else { return refuse("it is empty") }
+        guard length <= maximumLength else { return refuse("it is longer than \(maximumLength) bytes") }
+        // The common case, every byte ASCII, needs no Unicode tables: ASCII is NFC and maps to itself.
+        var ascii = true
+        for byte in raw.utf8 {
+            if byte >= 0x80 {
+                ascii = false
+            } else if byte <= 0x20 || byte == 0x7F {
+                return refuse(byte == 0x20 ? "it holds a space" : "it holds the control character \(Self.name(Unicode.Scalar(byte)))")
             }
         }
-        return lowered
+        if !ascii {
+            for scalar in raw.unicodeScalars where !scalar.isASCII {
+                if let why = refusal(of: scalar) { return refuse(why) }
+            }
+            // Compared as scalars: Swift's `==` would call a decomposed string equal to its composed form.
+            guard raw.unicodeScalars.elementsEqual(raw.precomposedStringWithCanonicalMapping.unicodeScalars) else {
+                return refuse("it is not in Unicode normalization form C (NFC); send the composed form of each accented letter")
+            }
+        }
+        var bytes = Array(raw.utf8)
+        for index in bytes.indices where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] += 0x20 }
+        return .success(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Why one non-ASCII scalar may not appear in an identity, or `nil` when it may.
+    private static func refusal(of scalar: Unicode.Scalar) -> String? {
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator, .spaceSeparator:
+            return "it holds the invisible or control character \(name(scalar))"
+        default:
+            break
+        }
+        if properties.isWhitespace || properties.isDefaultIgnorableCodePoint || properties.isNoncharacterCodePoint {
+            return "it holds the invisible or control character \(name(scalar))"
+        }
+        let single = String(scalar)
+        let mappings = [
+            single.precomposedStringWithCompatibilityMapping, properties.lowercaseMapping, properties.uppercaseMapping,
+            properties.titlecaseMapping,
+        ]
+        if mappings.contains(where: { $0.unicodeScalars.contains(where: \.isASCII) }) {
+            return "it holds \(name(scalar)), a look-alike that compatibility or case mapping turns into ASCII; write the ASCII letters instead"
+        }
+        return nil
+    }
+
+    /// `U+212A`: how a refusal names a character without printing an invisible or confusable one.
+    private static func name(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }
 
@@ -43,15 +113,16 @@ extension DonationUpdate {
     public func validated() -> Result<DonationUpdate, BrokerError> {
         func bad(_ message: String) -> Result<DonationUpdate, BrokerError> { .failure(BrokerError(.badRequest, message)) }
         var update = self
-        guard let donor = Identity.canonical(donor) else {
-            return bad("donor must be an identity (e-mail) of 1 to 254 characters without spaces")
+        // The same canonical form as a token's identity, so that the two always compare equal.
+        switch Identity.canonicalize(donor) {
+        case .success(let canonical): update.donor = canonical
+        case .failure(let why): return bad("donor is not a usable identity: \(why)")
         }
-        update.donor = donor
         if let volunteer {
-            guard let canonical = Identity.canonical(volunteer) else {
-                return bad("volunteer must be null or an identity (e-mail) of 1 to 254 characters without spaces")
+            switch Identity.canonicalize(volunteer) {
+            case .success(let canonical): update.volunteer = canonical
+            case .failure(let why): return bad("volunteer must be null or a usable identity: \(why)")
             }
-            update.volunteer = canonical
         }
         if update.volunteer == update.donor {
             return bad("a donor cannot carry their own donation: volunteer and donor are the same")

@@ -12,7 +12,7 @@ public enum ServerFrame: Sendable, Equatable {
 
     /// Sent once, right after the upgrade.
     public struct Welcome: Codable, Sendable, Equatable {
-        /// The caller's identity as the broker sees it (lower-cased).
+        /// The caller's identity as the broker sees it (canonical: NFC, ASCII letters lower-cased).
         public var identity: String
         /// Seconds between the broker's pings.
         public var heartbeat: Int

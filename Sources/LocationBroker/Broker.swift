@@ -18,7 +18,7 @@ struct Broker: Sendable {
     let draining: DrainFlag
     let logger: Logger
     /// In ServiceGroup order: in a cluster the PostgreSQL pool and the bus (so they stop last), then the
-    /// application, the presence sweeper and the drain service.
+    /// application, the presence sweeper, the drain service and, with a JWKS, its refresher.
     let services: [any Service]
 
     /// Opens the store, rebuilds the gates and wires the routes.
@@ -27,6 +27,11 @@ struct Broker: Sendable {
         configuration: BrokerConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Broker {
         let metrics = BrokerMetrics()
+        // A JWKS is read once before anything else, so that a broker whose keys cannot be read refuses to start.
+        var jwks: JWKSRefresher?
+        if let source = JWKSSource(configuration) {
+            jwks = try await JWKSRefresher.load(source: source, timing: configuration.jwksTiming, metrics: metrics, logger: logger)
+        }
         let hub: Hub
         let store: any DonationStore
         let snapshot: StoreSnapshot
@@ -58,7 +63,7 @@ struct Broker: Sendable {
             hub.load(snapshot)
         }
         logger.info("donations loaded", metadata: ["active": "\(snapshot.donations.count)", "store": "\(configuration.storeDescription)"])
-        let verifier = try await TokenVerifier(configuration: configuration)
+        let verifier = try await TokenVerifier(configuration: configuration, keys: jwks?.ring)
         let donations = DonationService(store: store, hub: hub, logger: logger)
         let draining = DrainFlag()
         let isDraining: @Sendable () -> Bool = { draining.isSet }
@@ -98,7 +103,8 @@ struct Broker: Sendable {
             hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
         return Broker(
             configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
-            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub), drain])
+            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub), drain]
+                + (jwks.map { [$0 as any Service] } ?? []))
     }
 
     /// The services in one group that shuts down gracefully on `signals` (SIGTERM and SIGINT by default).

@@ -115,7 +115,7 @@ struct TokenCommand: AsyncParsableCommand {
             throw StartupError(description: error.description)
         }
         guard let secret = configuration.jwtSecret else {
-            throw StartupError(description: "the broker verifies tokens with a JWKS file only; mint tokens with your identity provider")
+            throw StartupError(description: "the broker verifies tokens with a JWKS only (jwks_url or jwks_file); mint tokens with your identity provider")
         }
         guard ttl > 0 else { throw ValidationError("--ttl must be a positive number of seconds") }
         print(

@@ -159,3 +159,15 @@ func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throw
         try await Task.sleep(for: .milliseconds(100))
     }
 }
+
+/// Runs `body` with a broker started with `adjust`, and stops the broker whether `body` succeeds or throws.
+func withLiveBroker(_ adjust: (inout BrokerConfiguration) -> Void = { _ in }, _ body: (LiveBroker) async throws -> Void) async throws {
+    let live = try await LiveBroker.start(adjust)
+    do {
+        try await body(live)
+    } catch {
+        try? await live.stop()
+        throw error
+    }
+    try await live.stop()
+}

@@ -91,7 +91,7 @@ final class MalformedFrameTests: XCTestCase {
         XCTAssertNil(message(.init(donor: "D@x.org", volunteer: nil, state: .created, home: home, institution: nil)))
         XCTAssertEqual(try? DonationUpdate(donor: "D@x.org", volunteer: "V@X.org", state: .beingLookedFor, home: home, institution: institution).validated().get().volunteer, "v@x.org")
         XCTAssertEqual(message(.init(donor: "", volunteer: nil, state: .created, home: home, institution: nil)),
-                       "donor must be an identity (e-mail) of 1 to 254 characters without spaces")
+                       "donor is not a usable identity: it is empty")
         XCTAssertEqual(message(.init(donor: "d@x.org", volunteer: nil, state: .beingLookedFor, home: home, institution: institution)),
                        "a donation in BEING-LOOKED-FOR must have a volunteer")
         XCTAssertEqual(message(.init(donor: "d@x.org", volunteer: "v@x.org", state: .beingLookedFor, home: home, institution: nil)),

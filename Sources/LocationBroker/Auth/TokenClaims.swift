@@ -1,13 +1,16 @@
 import JWTKit
 
-/// The claims of a client token that the broker reads: the registered time and audience claims, and every
-/// top-level string claim, so that the identity claim can be chosen by configuration (`sub`, `email`...).
+/// The claims of a client token that the broker reads: the registered time and audience claims, every
+/// top-level string claim, so that the identity claim can be chosen by configuration (`sub`, `email`...), and
+/// every top-level boolean claim (`email_verified`).
 struct TokenClaims: JWTPayload {
     var expiresAt: Int64?
     var notBefore: Int64?
     var issuer: String?
     var audiences: [String]
     var strings: [String: String]
+    /// Claims that are JSON booleans; a string `"true"` is not a boolean.
+    var booleans: [String: Bool]
 
     private struct AnyKey: CodingKey {
         var stringValue: String
@@ -16,21 +19,31 @@ struct TokenClaims: JWTPayload {
         init?(intValue: Int) { nil }
     }
 
-    init(expiresAt: Int64?, notBefore: Int64? = nil, issuer: String? = nil, audiences: [String] = [], strings: [String: String]) {
+    init(
+        expiresAt: Int64?, notBefore: Int64? = nil, issuer: String? = nil, audiences: [String] = [], strings: [String: String],
+        booleans: [String: Bool] = [:]
+    ) {
         self.expiresAt = expiresAt
         self.notBefore = notBefore
         self.issuer = issuer
         self.audiences = audiences
         self.strings = strings
+        self.booleans = booleans
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyKey.self)
         var strings: [String: String] = [:]
+        var booleans: [String: Bool] = [:]
         for key in container.allKeys {
-            if let value = try? container.decode(String.self, forKey: key) { strings[key.stringValue] = value }
+            if let value = try? container.decode(String.self, forKey: key) {
+                strings[key.stringValue] = value
+            } else if let value = try? container.decode(Bool.self, forKey: key) {
+                booleans[key.stringValue] = value
+            }
         }
         self.strings = strings
+        self.booleans = booleans
         self.expiresAt = try Self.seconds(container, "exp")
         self.notBefore = try Self.seconds(container, "nbf")
         self.issuer = strings["iss"]
@@ -57,6 +70,7 @@ struct TokenClaims: JWTPayload {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: AnyKey.self)
         for (key, value) in strings { try container.encode(value, forKey: AnyKey(stringValue: key)) }
+        for (key, value) in booleans { try container.encode(value, forKey: AnyKey(stringValue: key)) }
         if let expiresAt { try container.encode(expiresAt, forKey: AnyKey(stringValue: "exp")) }
         if let notBefore { try container.encode(notBefore, forKey: AnyKey(stringValue: "nbf")) }
         if audiences.count == 1 {

@@ -4,81 +4,126 @@ import JWTKit
 
 /// A client whose token was accepted.
 struct VerifiedIdentity: Sendable, Equatable {
-    /// The canonical (lower-cased) identity; it is also the identity's channel.
+    /// The canonical identity (NFC, ASCII letters lower-cased; see `Identity`); it is also the identity's channel.
     let identity: String
     /// When the token expires, in seconds since the Unix epoch.
     let expiresAt: Int64
 }
 
-/// Checks client tokens: the signature (HS256 secret, or RS256/ES256 keys from a JWKS file), `exp`
-/// (required), `nbf`, and the configured audience and issuer; then reads the identity claim.
+/// Checks client tokens: the signature, `exp` (required), `nbf`, the configured audience and issuer,
+/// `email_verified` when the identity is the e-mail; then reads the identity claim and puts it in canonical form.
+///
+/// Signatures: HS256 with `jwt_secret`; RS256 or ES256 with the key of a JWKS (`jwks_url` or `jwks_file`) that
+/// the token's `kid` names, and only with the algorithm that key was read with. A token naming a `kid` the set
+/// does not hold is refused, never tried against another key, and the JWKS refresher is told (the issuer may have
+/// rotated its keys). Verification takes no lock but the key ring's, and awaits nothing.
 struct TokenVerifier: Sendable {
-    private let keys: JWTKeyCollection
+    private let hmac: (any JWTAlgorithm)?
+    private let ring: KeyRing?
     private let identityClaim: String
+    private let requireEmailVerified: Bool
     private let audience: String?
     private let issuer: String?
 
     /// Clock skew tolerated on `exp` and `nbf`, in seconds.
     static let leewaySeconds: Int64 = 30
 
-    init(configuration: BrokerConfiguration) async throws {
-        let keys = JWTKeyCollection()
+    /// The longest token accepted, in bytes.
+    static let maximumTokenBytes = 8192
+
+    /// - Parameter keys: the JWKS in force, from the ``JWKSRefresher``; `nil` when tokens are HS256 only.
+    init(configuration: BrokerConfiguration, keys: KeyRing? = nil) async throws {
         if let secret = configuration.jwtSecret {
-            await keys.add(hmac: HMACKey(from: Data(secret.utf8)), digestAlgorithm: .sha256)
+            let collection = JWTKeyCollection()
+            await collection.add(hmac: HMACKey(from: Data(secret.utf8)), digestAlgorithm: .sha256)
+            hmac = try await collection.getKey()
+        } else {
+            hmac = nil
         }
-        if let path = configuration.jwksFile {
-            let json: String
-            do {
-                json = try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                throw ConfigurationError(description: "cannot read the JWKS file \(path): \(error.localizedDescription)")
-            }
-            do {
-                try await keys.add(jwksJSON: json)
-            } catch {
-                throw ConfigurationError(description: "the JWKS file \(path) holds no usable key: \(error)")
-            }
-        }
-        self.keys = keys
-        self.identityClaim = configuration.identityClaim
-        self.audience = configuration.audience
-        self.issuer = configuration.issuer
+        ring = keys
+        identityClaim = configuration.identityClaim
+        requireEmailVerified = configuration.requireEmailVerified
+        audience = configuration.audience
+        issuer = configuration.issuer
     }
 
-    /// Verifies `token` at time `now` (seconds since the Unix epoch).
+    private struct Header: Decodable {
+        let alg: String?
+        let kid: String?
+    }
+
+    /// Verifies `token` at time `now` (seconds since the Unix epoch). It does not suspend.
     /// - Returns: the identity, or an `unauthorized` error whose message says what is wrong without echoing the token.
     func verify(_ token: String, now: Int64 = Int64(Date().timeIntervalSince1970)) async -> Result<VerifiedIdentity, BrokerError> {
         func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
-        guard !token.isEmpty, token.utf8.count <= 8192 else { return refuse("the token is empty or longer than 8192 bytes") }
+        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenBytes else {
+            return refuse("the token is empty or longer than \(Self.maximumTokenBytes) bytes")
+        }
+        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Self.base64URL(parts[0]), let payloadData = Self.base64URL(parts[1]),
+            let signature = Self.base64URL(parts[2]), let header = try? JSONDecoder().decode(Header.self, from: headerData)
+        else { return refuse("the token is not a well-formed JWT") }
+        let checker: any JWTAlgorithm
+        switch header.alg {
+        case "HS256"?:
+            guard let hmac else { return refuse("the token's algorithm HS256 is not accepted: this broker verifies RS256 or ES256 tokens from its JWKS") }
+            checker = hmac
+        case let alg? where VerificationKeys.acceptedAlgorithms.contains(alg):
+            guard let ring else { return refuse("the token's algorithm \(alg) is not accepted: this broker verifies HS256 tokens only") }
+            guard let key = ring.keys.key(for: header.kid) else {
+                ring.reportUnknownKey()
+                return refuse("the token was signed with a key the broker does not know")
+            }
+            guard key.algorithm == alg else { return refuse("the token's algorithm \(alg) is not the algorithm of its key (\(key.algorithm))") }
+            checker = key.checker
+        default:
+            return refuse("the token's algorithm is not accepted (HS256 with the broker's secret, RS256 or ES256 with a known key)")
+        }
+        let signingInput = token.utf8.prefix(parts[0].count + 1 + parts[1].count)
+        guard (try? checker.verify(signature, signs: Array(signingInput))) == true else { return refuse("the token's signature is not valid") }
         let claims: TokenClaims
         do {
-            claims = try await keys.verify(token, as: TokenClaims.self)
+            claims = try JSONDecoder().decode(TokenClaims.self, from: payloadData)
         } catch let error as JWTError {
-            switch error.errorType {
-            case .signatureVerificationFailed: return refuse("the token's signature is not valid")
-            case .malformedToken: return refuse("the token is not a well-formed JWT")
-            case .unknownKID, .missingKIDHeader: return refuse("the token was signed with a key the broker does not know")
-            case .unsupportedAlgorithm, .signingAlgorithmFailure, .noKeyProvided:
-                return refuse("the token's algorithm is not accepted (HS256, RS256 or ES256 with a known key)")
-            case .claimVerificationFailure: return refuse("the token's claims are not valid: \(error.reason ?? "bad claim")")
-            default: return refuse("the token could not be verified")
-            }
+            return refuse("the token's claims are not valid: \(error.reason ?? "bad claim")")
         } catch {
-            return refuse("the token could not be verified")
+            return refuse("the token is not a well-formed JWT")
         }
+        return check(claims, now: now)
+    }
+
+    /// The checks on a token whose signature is valid.
+    private func check(_ claims: TokenClaims, now: Int64) -> Result<VerifiedIdentity, BrokerError> {
+        func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
         guard let expiresAt = claims.expiresAt else { return refuse("the token has no exp claim; tokens must expire") }
         guard expiresAt + Self.leewaySeconds > now else { return refuse("the token has expired") }
         if let notBefore = claims.notBefore, notBefore - Self.leewaySeconds > now { return refuse("the token is not valid yet (nbf)") }
         if let audience, !claims.audiences.contains(audience) { return refuse("the token is not meant for this broker (aud)") }
         if let issuer, claims.issuer != issuer { return refuse("the token was issued by an issuer the broker does not accept (iss)") }
         guard let raw = claims.strings[identityClaim] else { return refuse("the token has no \(identityClaim) claim to identify the caller") }
-        guard let identity = Identity.canonical(raw) else {
-            return refuse("the token's \(identityClaim) claim is not a usable identity (1 to 254 characters, no spaces)")
+        // An e-mail the provider has not verified could be anybody's (Firebase lets a user sign up with any address).
+        if identityClaim == "email", requireEmailVerified, claims.booleans["email_verified"] != true {
+            return refuse("the token's email is not verified (email_verified must be true)")
         }
-        return .success(VerifiedIdentity(identity: identity, expiresAt: expiresAt))
+        switch Identity.canonicalize(raw) {
+        case .success(let identity):
+            return .success(VerifiedIdentity(identity: identity, expiresAt: expiresAt))
+        case .failure(let why):
+            return refuse("the token's \(identityClaim) claim is not a usable identity: \(why)")
+        }
     }
 
-    /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker.
+    /// Decodes one base64url part of a token (no padding); `nil` when it is not base64url.
+    private static func base64URL(_ part: Substring.UTF8View) -> Data? {
+        var text = String(decoding: part, as: UTF8.self)
+        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
+        text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        return Data(base64Encoded: text)
+    }
+
+    /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker. With
+    /// the `email` claim the token says `email_verified: true`: whoever holds the secret vouches for the address.
     static func mintHS256(
         secret: String, identity: String, claim: String = "sub", ttlSeconds: Int64, audience: String? = nil, issuer: String? = nil,
         now: Int64 = Int64(Date().timeIntervalSince1970)
@@ -88,6 +133,8 @@ struct TokenVerifier: Sendable {
         var strings = [claim: identity]
         if let issuer { strings["iss"] = issuer }
         return try await keys.sign(
-            TokenClaims(expiresAt: now + ttlSeconds, issuer: issuer, audiences: audience.map { [$0] } ?? [], strings: strings))
+            TokenClaims(
+                expiresAt: now + ttlSeconds, issuer: issuer, audiences: audience.map { [$0] } ?? [], strings: strings,
+                booleans: claim == "email" ? ["email_verified": true] : [:]))
     }
 }

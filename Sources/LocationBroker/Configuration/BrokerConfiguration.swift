@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the broker can be told, with the defaults it uses when told nothing.
 ///
 /// Values come in layers: these defaults, then the YAML file (`--config`), then `LOCATION_BROKER_*`
@@ -18,15 +20,23 @@ struct BrokerConfiguration: Sendable {
     /// This node's name in a cluster; unique among running nodes. Defaults to host name and process id.
     var nodeID: String?
     /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
-    /// without it unless a JWKS file is given.
+    /// without it unless a JWKS (`jwks_url` or `jwks_file`) is given.
     var jwtSecret: String?
-    /// A JWKS file (JSON) with RS256/ES256 public keys, such as Firebase's, for verifying tokens.
+    /// A JWKS file (JSON) with RS256/ES256 public keys for verifying tokens; read again when it changes or on
+    /// SIGHUP. Needs `audience` and `issuer`.
     var jwksFile: String?
+    /// An HTTPS URL serving a JWKS, such as Firebase's; fetched at start, kept for its `Cache-Control: max-age`
+    /// and refreshed in the background. Needs `audience` and `issuer`.
+    var jwksURL: URL?
+    /// When the JWKS is read again (``JWKSTiming``'s documented defaults; tests shorten them).
+    var jwksTiming = JWKSTiming()
     /// The token claim that holds the caller's identity; Firebase ID tokens carry the e-mail in `email`.
     var identityClaim = "sub"
-    /// When set, tokens must name this audience in `aud`.
+    /// With `identity_claim: email`, tokens must carry `email_verified: true`.
+    var requireEmailVerified = true
+    /// Tokens must name this audience in `aud`; required with a JWKS.
     var audience: String?
-    /// When set, tokens must name this issuer in `iss`.
+    /// Tokens must name this issuer in `iss`; required with a JWKS.
     var issuer: String?
     /// The key the Ponte backend presents on the donations API, at least 32 bytes. No default.
     var backendKey: String?

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One setting: its name in the YAML file, its environment variable, its meaning, and how to apply a text value.
 struct ConfigurationKey: Sendable {
     /// The key in the YAML file, snake_case.
@@ -28,11 +30,30 @@ struct ConfigurationKey: Sendable {
             $0.storePasswordFile = $1
         },
         text("node_id", "This node's name in a cluster, unique per running node (default: host name and process id).") { $0.nodeID = $1 },
-        text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_file is set.") { $0.jwtSecret = $1 },
-        text("jwks_file", "JWKS file with RS256/ES256 public keys for client tokens (for example Firebase's).") { $0.jwksFile = $1 },
+        text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_url or jwks_file is set.") {
+            $0.jwtSecret = $1
+        },
+        Self(name: "jwks_url", summary: "HTTPS URL of a JWKS (RS256/ES256 keys, for example Firebase's), refreshed in the background.") {
+            configuration, text in
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+                return "must be an https:// URL, not '\(text)'"
+            }
+            // Keys fetched in clear could be swapped by anyone on the path; plain HTTP only on this machine.
+            guard scheme == "https" || (scheme == "http" && ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())) else {
+                return "must be an https:// URL (http:// only for 127.0.0.1, ::1 or localhost), not '\(text)'"
+            }
+            configuration.jwksURL = url
+            return nil
+        },
+        text("jwks_file", "JWKS file with RS256/ES256 public keys for client tokens, read again when it changes or on SIGHUP.") { $0.jwksFile = $1 },
         text("identity_claim", "Token claim holding the identity (default sub; Firebase: email).") { $0.identityClaim = $1 },
-        text("audience", "If set, tokens must carry this aud.") { $0.audience = $1 },
-        text("issuer", "If set, tokens must carry this iss.") { $0.issuer = $1 },
+        boolean("require_email_verified", "With identity_claim email, tokens must carry email_verified: true (default true).") {
+            $0.requireEmailVerified = $1
+        },
+        text("audience", "Tokens must carry this aud. Required with jwks_url or jwks_file (Firebase: the project id).") { $0.audience = $1 },
+        text("issuer", "Tokens must carry this iss. Required with jwks_url or jwks_file (Firebase: https://securetoken.google.com/<project id>).") {
+            $0.issuer = $1
+        },
         text("backend_key", "Bearer key of the donations API, 32 bytes or more. Required.") { $0.backendKey = $1 },
         integer("heartbeat_seconds", "Seconds between WebSocket pings (default 30).", 1...3600) { $0.heartbeatSeconds = $1 },
         integer("publish_interval_seconds", "Volunteers' publish cadence; silent for 3 of these means offline (default 20).", 1...3600) {
@@ -85,6 +106,17 @@ struct ConfigurationKey: Sendable {
         Self(name: name, summary: summary) { configuration, value in
             guard !value.isEmpty else { return "must not be empty" }
             set(&configuration, value)
+            return nil
+        }
+    }
+
+    private static func boolean(_ name: String, _ summary: String, _ set: @escaping @Sendable (inout BrokerConfiguration, Bool) -> Void) -> Self {
+        Self(name: name, summary: summary) { configuration, value in
+            switch value.lowercased() {
+            case "true": set(&configuration, true)
+            case "false": set(&configuration, false)
+            default: return "must be true or false, not '\(value)'"
+            }
             return nil
         }
     }

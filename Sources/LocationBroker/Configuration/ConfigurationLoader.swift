@@ -106,6 +106,22 @@ enum ConfigurationLoader {
         return pairs
     }
 
+    /// A JWKS is trusted only for the tokens of one audience and one issuer: the keys of an identity provider
+    /// such as Firebase sign the tokens of every project it serves.
+    private static func validateJWKS(_ configuration: BrokerConfiguration) throws {
+        guard configuration.jwksFile != nil || configuration.jwksURL != nil else { return }
+        let setting = configuration.jwksURL != nil ? "jwks_url" : "jwks_file"
+        if configuration.jwksFile != nil && configuration.jwksURL != nil {
+            throw ConfigurationError(description: "jwks_url and jwks_file are both set; set one of them")
+        }
+        let missing = [configuration.audience == nil ? "audience" : nil, configuration.issuer == nil ? "issuer" : nil].compactMap { $0 }
+        guard missing.isEmpty else {
+            throw ConfigurationError(
+                description: "\(setting) needs \(missing.joined(separator: " and ")) to be set: an identity provider's keys sign the tokens of every project it serves (Firebase's sign those of every Firebase project), so without them a token from anybody's project would be accepted. Firebase: audience: <project id>, issuer: https://securetoken.google.com/<project id>."
+            )
+        }
+    }
+
     /// Refuses settings the broker cannot run with, saying what to do.
     static func validate(_ configuration: BrokerConfiguration, forServing: Bool = true) throws {
         let minimum = BrokerConfiguration.minimumSecretBytes
@@ -114,11 +130,12 @@ enum ConfigurationLoader {
                 description: "jwt_secret is \(secret.utf8.count) bytes; it must be at least \(minimum). Set LOCATION_BROKER_JWT_SECRET to a long random string (for example: openssl rand -hex 32)."
             )
         }
-        if configuration.jwtSecret == nil && configuration.jwksFile == nil {
+        if configuration.jwtSecret == nil && configuration.jwksFile == nil && configuration.jwksURL == nil {
             throw ConfigurationError(
-                description: "no way to verify client tokens: set LOCATION_BROKER_JWT_SECRET (at least \(minimum) bytes, for example: openssl rand -hex 32) or jwks_file. The broker has no built-in secret."
+                description: "no way to verify client tokens: set LOCATION_BROKER_JWT_SECRET (at least \(minimum) bytes, for example: openssl rand -hex 32), jwks_url or jwks_file. The broker has no built-in secret."
             )
         }
+        try validateJWKS(configuration)
         guard forServing else { return }
         if (configuration.tlsCert == nil) != (configuration.tlsKey == nil) {
             throw ConfigurationError(description: "tls_cert and tls_key go together: set both to serve TLS, or neither")

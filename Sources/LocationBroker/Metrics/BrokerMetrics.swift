@@ -38,6 +38,10 @@ final class BrokerMetrics: Sendable {
     let clusterEventsDropped: Counter
     /// Cluster: 1 while this node listens to the other nodes, 0 while it reconnects.
     let clusterConnected: Gauge
+    /// JWKS reads (start and refreshes), by result (ok, failed).
+    let jwksRefreshes: [Bool: Counter]
+    /// Keys in the JWKS in force.
+    let jwksKeys: Gauge
 
     init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
@@ -72,6 +76,14 @@ final class BrokerMetrics: Sendable {
         self.clusterEventsIn = clusterEventsIn
         clusterEventsDropped = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_dropped_total", "Cluster events dropped: queue full while PostgreSQL was unreachable, or unreadable."))
         clusterConnected = registry.makeGauge(descriptor: Self.describe("broker_cluster_connected", "1 while this node listens to the other nodes."))
+        var jwksRefreshes: [Bool: Counter] = [:]
+        for (succeeded, result) in [(true, "ok"), (false, "failed")] {
+            jwksRefreshes[succeeded] = registry.makeCounter(
+                descriptor: Self.describe("broker_jwks_refreshes_total", "JWKS reads, by result; a failed one keeps the last good key set."),
+                labels: [("result", result)])
+        }
+        self.jwksRefreshes = jwksRefreshes
+        jwksKeys = registry.makeGauge(descriptor: Self.describe("broker_jwks_keys", "Keys in the JWKS in force."))
     }
 
     /// Splits `broker_<name>[_total]` into Prometheus' name parts.
@@ -88,6 +100,12 @@ final class BrokerMetrics: Sendable {
     /// Counts a refusal.
     func reject(_ code: ErrorCode) {
         rejections[code]?.increment()
+    }
+
+    /// Counts a JWKS read and sets the number of keys in force.
+    func recordJWKSRefresh(succeeded: Bool, keys: Int) {
+        jwksRefreshes[succeeded]?.increment()
+        jwksKeys.set(Double(keys))
     }
 
     /// Counts the outcome of an outbox push.
