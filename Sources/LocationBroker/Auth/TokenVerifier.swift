@@ -8,6 +8,8 @@ struct VerifiedIdentity: Sendable, Equatable {
     let identity: String
     /// When the token expires, in seconds since the Unix epoch.
     let expiresAt: Int64
+    /// Set for a watch link (``WatchTokenVerifier``): the one donation the connection may watch.
+    var watch: WatchScope? = nil
 }
 
 /// Checks client tokens: the signature (HS256 secret, or RS256/ES256 keys from a JWKS file), `exp`
@@ -66,6 +68,8 @@ struct TokenVerifier: Sendable {
         } catch {
             return refuse("the token could not be verified")
         }
+        // A watch link is never a client token, whatever key signed it.
+        if claims.strings["typ"] == WatchTokenClaims.type { return refuse("a watch link is not a client token; it can only watch its donation") }
         guard let expiresAt = claims.expiresAt else { return refuse("the token has no exp claim; tokens must expire") }
         guard expiresAt + Self.leewaySeconds > now else { return refuse("the token has expired") }
         if let notBefore = claims.notBefore, notBefore - Self.leewaySeconds > now { return refuse("the token is not valid yet (nbf)") }

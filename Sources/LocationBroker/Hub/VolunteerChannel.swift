@@ -11,10 +11,13 @@ struct DonationGate {
     var institution: Institution?
     /// The distance in metres of the position that arrived at the current destination, once one did.
     var arrival: Double?
+    /// The donation's incarnation, which a watch link must name (see ``WatchScope``).
+    var incarnation: String?
 
     init(_ donation: Donation) {
         id = donation.id
         donor = donation.donor
+        incarnation = donation.incarnation
         state = donation.state
         home = donation.home
         institution = donation.institution
