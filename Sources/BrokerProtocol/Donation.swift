@@ -14,10 +14,14 @@ public struct Donation: Codable, Sendable, Equatable {
     public var createdAt: Int64
     /// When the broker last changed the donation, in milliseconds since the Unix epoch.
     public var updatedAt: Int64
+    /// A random value the broker gives a donation when it is created, and never changes; a donation deleted and
+    /// created again under the same id gets a new one. Watch links name it, so that a link dies with the
+    /// donation it was made for. `nil` only in records written before it existed.
+    public var incarnation: String?
 
     public init(
         id: String, donor: String, volunteer: String?, state: DonationState, home: Home, institution: Institution?,
-        createdAt: Int64, updatedAt: Int64
+        createdAt: Int64, updatedAt: Int64, incarnation: String? = nil
     ) {
         self.id = id
         self.donor = donor
@@ -27,6 +31,7 @@ public struct Donation: Codable, Sendable, Equatable {
         self.institution = institution
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.incarnation = incarnation
     }
 
     /// The stage the state machine looks at.

@@ -19,6 +19,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case tooLarge = "too-large"
     /// Missing, malformed, badly signed or expired credentials.
     case unauthorized
+    /// A connection opened with a watch link asked for more than watching its one donation: publishing,
+    /// subscribing by channel, or subscribing to another donation.
+    case watchOnly = "watch-only"
     /// A per-connection limit was reached, such as the number of subscriptions.
     case limitReached = "limit-reached"
     /// A backend update asks for a move that Ponte's state machine forbids.

@@ -69,12 +69,15 @@ struct Broker: Sendable {
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
         let router = Router(context: BrokerRequestContext.self)
-        let endpoint = WebSocketEndpoint(verifier: verifier, metrics: metrics, hub: hub, isDraining: isDraining)
+        let watchLinks = await WatchTokenVerifier(
+            backendKey: configuration.backendKey ?? "", ttlSeconds: Int64(configuration.watchTokenTTLSeconds),
+            lookup: { [store] id in try await store.donation(id: id) })
+        let endpoint = WebSocketEndpoint(verifier: verifier, watchLinks: watchLinks, metrics: metrics, hub: hub, isDraining: isDraining)
         router.get("v1/ws") { request, _ in
             let (status, error) = await endpoint.refusal(for: request.head)
             return JSONResponse.error(status, error)
         }
-        DonationRoutes(service: donations, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
+        DonationRoutes(service: donations, watchLinks: watchLinks, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)

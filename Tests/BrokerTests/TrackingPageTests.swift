@@ -81,6 +81,9 @@ final class TrackingPageTests: XCTestCase {
         let js = text(script)
         XCTAssertTrue(js.contains("'/v1/ws?token='"))
         XCTAssertTrue(js.contains("location.hash"))
+        XCTAssertTrue(
+            js.contains("history.replaceState(null, '', location.pathname + location.search)"),
+            "the token leaves the address bar once read (checked in a browser by scripts/browser-test)")
         XCTAssertTrue(js.contains("type: 'subscribe'"))
         XCTAssertTrue(js.contains("frame.since = st.highestSeq"), "reconnects ask for what was missed")
         XCTAssertFalse(js.contains("innerHTML"), "text reaches the page only through textContent")

@@ -3,11 +3,12 @@
 
 Run by scripts/browser-test, which builds the broker and installs Chromium and the `websockets` package.
 This script starts location-broker on a free 127.0.0.1 port with temporary secrets and database, creates a
-donation through the backend API, mints the donor's token, opens http://127.0.0.1:PORT/track/d-1#token=...
-in Chromium (driven over the Chrome DevTools Protocol), and plays a volunteer over the WebSocket and the
-OwnTracks endpoint. It reads the page's text after each step: distance and state must change as positions
-and donation changes arrive, the page must reconnect after a broker restart, and it must say that tracking
-ended after DELIVERED. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
+donation through the backend API, asks it for the donor's watch link (POST /v1/donations/d-1/watch-token),
+opens http://127.0.0.1:PORT/track/d-1#token=... in Chromium (driven over the Chrome DevTools Protocol), and
+plays a volunteer over the WebSocket and the OwnTracks endpoint. It reads the page's text after each step:
+the token must be gone from the address bar and the history once the page has read it, distance and state
+must change as positions and donation changes arrive, the page must keep tracking after a reload and
+reconnect after a broker restart, and it must say that tracking ended after DELIVERED. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
 and prints what the page showed.
 """
 
@@ -137,6 +138,16 @@ class Broker:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
+
+    def watch_link(self):
+        """The donor's watch link for the donation, as the backend would hand it to them."""
+        status, text = self.request("POST", f"/v1/donations/{DONATION}/watch-token", None, {"Authorization": f"Bearer {self.backend_key}"})
+        if status != 200:
+            raise CheckFailed(f"POST watch-token answered {status}: {text}")
+        link = json.loads(text)
+        if link.get("url") != f"/track/{DONATION}#token={link.get('token')}":
+            raise CheckFailed(f"the watch link's url is {link.get('url')!r}")
+        return link
 
     def put_donation(self, state):
         body = {"donor": DONOR, "volunteer": VOLUNTEER, "state": state, "home": HOME, "institution": INSTITUTION}
@@ -309,6 +320,31 @@ class Browser:
         value = result.get("result", {}).get("value")
         return json.loads(value) if isinstance(value, str) else {}
 
+    async def address(self):
+        """The address bar, the fragment, and the addresses in the tab's history."""
+        result = await self.call("Runtime.evaluate", {"expression": "JSON.stringify({href: location.href, hash: location.hash})",
+                                                      "returnByValue": True})
+        where = json.loads(result.get("result", {}).get("value") or "{}")
+        history = await self.call("Page.getNavigationHistory")
+        where["history"] = [entry.get("url", "") for entry in history.get("entries", [])]
+        return where
+
+    async def reload(self):
+        """Reloads the page and waits until the new document runs (the old one carries a mark the new one lacks)."""
+        await self.call("Runtime.evaluate", {"expression": "window.__beforeReload = true"})
+        await self.call("Page.reload", {"ignoreCache": True})
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                result = await self.call("Runtime.evaluate", {"expression": "window.__beforeReload === true && document.readyState",
+                                                              "returnByValue": True})
+                if result.get("result", {}).get("value") is False:
+                    return
+            except CheckFailed:
+                pass  # the context changes under the call while the new document loads
+            await asyncio.sleep(0.1)
+        raise CheckFailed(f"the page did not reload within {WAIT_SECONDS} s")
+
     async def screenshot(self, path):
         shot = await self.call("Page.captureScreenshot", {"format": "png"}, timeout=30)
         with open(path, "wb") as output:
@@ -358,6 +394,16 @@ async def wait_for(browser, what, predicate, seconds=WAIT_SECONDS):
     raise CheckFailed(f"not within {seconds} s: {what}\nthe page showed:\n{json.dumps(seen, indent=2, ensure_ascii=False)}")
 
 
+async def check_token_gone(browser, token, page_url):
+    where = await browser.address()
+    if where.get("hash") or where.get("href") != page_url:
+        raise CheckFailed(f"the address bar still holds the token: {where.get('href', '').split('#')[0]}#... ({len(where.get('hash', ''))} characters after #)")
+    leaked = [url for url in where.get("history", []) if token in url or "#token=" in url]
+    if leaked:
+        raise CheckFailed(f"the tab's history still holds the token in {len(leaked)} entr(y/ies)")
+    log(f"ok: the token is gone from the address bar ({where['href']}) and from the {len(where['history'])} history entries")
+
+
 def has_event(page, fragment):
     return any(fragment in event for event in page.get("events", []))
 
@@ -373,13 +419,14 @@ async def run(options):
         log(f"broker: listening on {HOST}:{port} (work directory {workdir})")
         broker.put_donation("CREATED")
         broker.put_donation("BEING-LOOKED-FOR")
-        donor_token = broker.token(DONOR)
+        link = broker.watch_link()
+        donor_token = link["token"]
         volunteer = Volunteer(broker, broker.token(VOLUNTEER))
 
         await browser.start()
         await browser.viewport(PHONE)
-        url = f"http://{HOST}:{port}/track/{DONATION}#token={donor_token}"
-        log(f"chromium: opening http://{HOST}:{port}/track/{DONATION}#token=...")
+        url = f"http://{HOST}:{port}{link['url']}"
+        log(f"chromium: opening the watch link http://{HOST}:{port}/track/{DONATION}#token=...")
         await browser.navigate(url)
 
         # Before the first fix: the state in words, and "waiting for the volunteer's location".
@@ -388,6 +435,9 @@ async def run(options):
                        and "Waiting for the volunteer's location" in p["notice"] and p["distance"] == "\u2014"
                        and p["title"] == f"Donation {DONATION}" and "Av. Corrientes 1234" in p["destination"])
         await browser.screenshot(os.path.join(options.out, "tracking-page-waiting.png"))
+
+        # The token is out of the address bar and out of the history, and the page still tracks (checked below).
+        await check_token_gone(browser, donor_token, f"http://{HOST}:{port}/track/{DONATION}")
 
         # Positions arrive: the distance to the home shrinks.
         await volunteer.connect()
@@ -401,6 +451,11 @@ async def run(options):
         second = await wait_for(browser, "a position from the OwnTracks endpoint brings it to 1.2 km", lambda p: p["distance"] == "1.2 km")
         if not distance_metres(second["distance"]) < distance_metres(first["distance"]):
             raise CheckFailed(f"the distance did not shrink: {first['distance']} then {second['distance']}")
+        # A reload (as a phone that discarded the tab does) keeps tracking without the token in the address.
+        await browser.reload()
+        await wait_for(browser, "the page tracks again after a reload, with the token kept for this tab only", lambda p:
+                       p["connection"] == "live" and p["distance"] == "1.2 km")
+        await check_token_gone(browser, donor_token, f"http://{HOST}:{port}/track/{DONATION}")
         for metres, bearing in ((950, 12), (700, 8)):
             lat, lon = destination(HOME["lat"], HOME["lon"], bearing, metres)
             await volunteer.publish(lat, lon, heading=190)
@@ -459,6 +514,10 @@ async def run(options):
         await browser.screenshot(os.path.join(options.out, "tracking-page-ended.png"))
         if ended["notice"]:
             raise CheckFailed(f"the notice should give way to the final message, but says {ended['notice']!r}")
+        kept = await browser.call("Runtime.evaluate", {"expression": "sessionStorage.length", "returnByValue": True})
+        if kept.get("result", {}).get("value") != 0:
+            raise CheckFailed("the page still keeps the watch token after tracking ended")
+        log("ok: the page forgot the watch token when tracking ended")
 
         if browser.problems:
             raise CheckFailed("the page reported problems:\n  " + "\n  ".join(browser.problems))

@@ -8,6 +8,8 @@ struct VerifiedIdentity: Sendable, Equatable {
     let identity: String
     /// When the token expires, in seconds since the Unix epoch.
     let expiresAt: Int64
+    /// Set for a watch link (``WatchTokenVerifier``): the one donation the connection may watch.
+    var watch: WatchScope? = nil
 }
 
 /// Checks client tokens: the signature, `exp` (required), `nbf`, the configured audience and issuer,
@@ -95,6 +97,8 @@ struct TokenVerifier: Sendable {
     /// The checks on a token whose signature is valid.
     private func check(_ claims: TokenClaims, now: Int64) -> Result<VerifiedIdentity, BrokerError> {
         func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
+        // A watch link is never a client token, whatever key signed it.
+        if claims.strings["typ"] == WatchTokenClaims.type { return refuse("a watch link is not a client token; it can only watch its donation") }
         guard let expiresAt = claims.expiresAt else { return refuse("the token has no exp claim; tokens must expire") }
         guard expiresAt + Self.leewaySeconds > now else { return refuse("the token has expired") }
         if let notBefore = claims.notBefore, notBefore - Self.leewaySeconds > now { return refuse("the token is not valid yet (nbf)") }

@@ -40,6 +40,8 @@ struct BrokerConfiguration: Sendable {
     var issuer: String?
     /// The key the Ponte backend presents on the donations API, at least 32 bytes. No default.
     var backendKey: String?
+    /// Seconds a watch link (`POST /v1/donations/{id}/watch-token`) lives, unless its donation ends first.
+    var watchTokenTTLSeconds = 86_400
     /// Seconds between WebSocket pings; a peer that does not answer one ping before the next is closed.
     var heartbeatSeconds = 30
     /// The cadence volunteers publish at; a volunteer silent for 3 intervals is reported offline.

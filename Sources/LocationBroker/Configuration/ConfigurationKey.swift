@@ -55,6 +55,9 @@ struct ConfigurationKey: Sendable {
             $0.issuer = $1
         },
         text("backend_key", "Bearer key of the donations API, 32 bytes or more. Required.") { $0.backendKey = $1 },
+        integer("watch_token_ttl_seconds", "Seconds a donor's watch link lives unless its donation ends first (default 86400).", 60...2_592_000) {
+            $0.watchTokenTTLSeconds = $1
+        },
         integer("heartbeat_seconds", "Seconds between WebSocket pings (default 30).", 1...3600) { $0.heartbeatSeconds = $1 },
         integer("publish_interval_seconds", "Volunteers' publish cadence; silent for 3 of these means offline (default 20).", 1...3600) {
             $0.publishIntervalSeconds = $1

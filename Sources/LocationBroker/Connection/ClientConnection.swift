@@ -14,16 +14,22 @@ final class ClientConnection: Sendable {
     let identity: String
     /// When the token expires, in seconds since the Unix epoch.
     let expiresAt: Int64
+    /// Set when the connection was opened with a watch link: it may watch that one donation and do nothing else.
+    let watch: WatchScope?
     let outbox: Outbox
     /// The broker's logger, without this connection's metadata (see ``logger``).
     private let baseLogger: Logger
     /// Subscribed channels, each with the donation that allowed it.
     private let subscriptions = Mutex<[String: String]>([:])
 
-    init(id: UInt64, identity: String, expiresAt: Int64, outboxLimit: Int, stallLimit: Duration = .seconds(10), logger: Logger) {
+    init(
+        id: UInt64, identity: String, expiresAt: Int64, watch: WatchScope? = nil, outboxLimit: Int, stallLimit: Duration = .seconds(10),
+        logger: Logger
+    ) {
         self.id = id
         self.identity = identity
         self.expiresAt = expiresAt
+        self.watch = watch
         self.outbox = Outbox(limit: outboxLimit, stallLimit: stallLimit)
         self.baseLogger = logger
     }

@@ -62,6 +62,7 @@ struct ClientMessageHandler: Sendable {
             return refuse(rejection.error, re: rejection.re, to: connection)
         case .success(.publish(let publish)):
             hub.metrics.framesIn["publish"]?.increment()
+            if let watch = connection.watch { return refuse(watch.publishRefusal, re: publish.id, to: connection) }
             if let channel = publish.channel, channel != connection.identity {
                 return refuse(BrokerError(.forbidden, "you may publish only on your own channel, \(connection.identity)"), re: publish.id, to: connection)
             }

@@ -4,9 +4,11 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// `PUT`, `GET` and `DELETE /v1/donations/{id}`: the Ponte backend tells the broker about donations.
+/// `PUT`, `GET` and `DELETE /v1/donations/{id}`: the Ponte backend tells the broker about donations; and
+/// `POST /v1/donations/{id}/watch-token`: a link for the donor (DonationRoutes+WatchToken.swift).
 struct DonationRoutes: Sendable {
     let service: DonationService
+    let watchLinks: WatchTokenVerifier
     let metrics: BrokerMetrics
     let maxBodyBytes: Int
 
@@ -15,9 +17,10 @@ struct DonationRoutes: Sendable {
         group.put(":id") { request, context in await put(request, context) }
         group.get(":id") { _, context in await get(context) }
         group.delete(":id") { _, context in await delete(context) }
+        group.post(":id/watch-token") { _, context in await watchToken(context) }
     }
 
-    private func refuse(_ status: HTTPResponse.Status, _ error: BrokerError) -> Response {
+    func refuse(_ status: HTTPResponse.Status, _ error: BrokerError) -> Response {
         metrics.reject(error.code)
         return JSONResponse.error(status, error)
     }

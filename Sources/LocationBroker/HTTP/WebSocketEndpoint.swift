@@ -6,6 +6,7 @@ import HummingbirdCore
 /// The plain-HTTP side of `GET /v1/ws`: it answers only requests that were not upgraded, and says why.
 struct WebSocketEndpoint: Sendable {
     let verifier: TokenVerifier
+    let watchLinks: WatchTokenVerifier
     let metrics: BrokerMetrics
     let hub: Hub
     let isDraining: @Sendable () -> Bool
@@ -20,8 +21,14 @@ struct WebSocketEndpoint: Sendable {
     /// The identity of an upgrade request, when the broker takes new sockets and the token is valid.
     func authorize(_ request: HTTPRequest) async -> VerifiedIdentity? {
         guard !isDraining(), let token = Self.token(of: request) else { return nil }
-        guard case .success(let identity) = await verifier.verify(token), hub.mayConnect(identity.identity) else { return nil }
+        guard case .success(let identity) = await verify(token), hub.mayConnect(identity.identity) else { return nil }
         return identity
+    }
+
+    /// A watch link (marked so in its header) goes to the watch-link verifier, anything else to the client-token
+    /// verifier; each checks the token completely.
+    private func verify(_ token: String) async -> Result<VerifiedIdentity, BrokerError> {
+        WatchTokenClaims.isMarked(token) ? await watchLinks.verify(token) : await verifier.verify(token)
     }
 
     /// Why a request for `/v1/ws` was not upgraded; the refusal is counted.
@@ -41,9 +48,9 @@ struct WebSocketEndpoint: Sendable {
         guard let token = Self.token(of: request) else {
             return (.unauthorized, .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))
         }
-        switch await verifier.verify(token) {
+        switch await verify(token) {
         case .failure(let error):
-            return (.unauthorized, error)
+            return (error.code == .unavailable ? .serviceUnavailable : .unauthorized, error)
         case .success(let identity):
             if !hub.mayConnect(identity.identity) {
                 return (

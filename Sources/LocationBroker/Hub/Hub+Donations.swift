@@ -74,6 +74,7 @@ extension Hub {
                 gate.move(to: new.state, now: now)
                 gate.home = new.home
                 gate.institution = new.institution
+                gate.incarnation = new.incarnation
                 if let previous, !gate.headsForTheSamePlace(as: previous) { gate.arrival = nil }
                 channel.donations[id] = gate
                 if previous?.state.isTrackable == true && !new.state.isTrackable { channel.purgeHistory(of: id) }

@@ -16,6 +16,8 @@ extension Hub {
     /// between them or be delivered twice.
     /// - Returns: the refusal, or `nil` when subscribed.
     func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {
+        // A watch link names its one donation: anything else is refused before anything is looked up.
+        if let refusal = connection.watch?.refusal(for: request.target) { return refusal }
         // Checked before anything is looked up, so that the limit reveals nothing about other donations.
         let alreadyWatching: Bool
         switch request.target {
@@ -37,7 +39,9 @@ extension Hub {
             let gate: DonationGate
             switch request.target {
             case .donation(let id):
-                guard let found = channel?.donations[id], found.donor == connection.identity else { return Self.donationRefusal(id) }
+                guard let found = channel?.donations[id], connection.watch?.opens(found) ?? (found.donor == connection.identity) else {
+                    return Self.donationRefusal(id)
+                }
                 gate = found
             case .channel:
                 // Deterministic when a donor has two donations with one volunteer; `donation` picks one explicitly.

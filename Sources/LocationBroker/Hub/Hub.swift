@@ -74,7 +74,7 @@ final class Hub: Sendable {
     func connect(_ identity: VerifiedIdentity, logger: Logger) -> ClientConnection {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let connection = ClientConnection(
-            id: id, identity: identity.identity, expiresAt: identity.expiresAt, outboxLimit: settings.outboxBytes,
+            id: id, identity: identity.identity, expiresAt: identity.expiresAt, watch: identity.watch, outboxLimit: settings.outboxBytes,
             stallLimit: settings.slowConsumerStall, logger: logger)
         connections.withLock { $0[id] = connection }
         let admitted = locked(identity.identity, create: true) { channel -> Bool in

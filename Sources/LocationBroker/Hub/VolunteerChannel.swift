@@ -15,10 +15,13 @@ struct DonationGate {
     /// clock); `nil` while it is not trackable. Only fixes taken since then may reach its donor: a pause
     /// (`PICKED-BY-VOLUNTEER`, `DELIVERED-BY-DONOR`) ends the window, and resuming opens a new one.
     private(set) var trackableSince: Int64?
+    /// The donation's incarnation, which a watch link must name (see ``WatchScope``).
+    var incarnation: String?
 
     init(_ donation: Donation, now: Int64) {
         id = donation.id
         donor = donation.donor
+        incarnation = donation.incarnation
         state = donation.state
         home = donation.home
         institution = donation.institution

@@ -30,6 +30,8 @@ final class BrokerMetrics: Sendable {
     let rejections: [ErrorCode: Counter]
     /// Backend API requests that changed a donation.
     let donationUpdates: Counter
+    /// Watch links made (`POST /v1/donations/{id}/watch-token`).
+    let watchTokensIssued: Counter
     /// Cluster: events sent to the other nodes.
     let clusterEventsOut: Counter
     /// Cluster: events received from the other nodes, by kind (position, offline, donation).
@@ -68,6 +70,7 @@ final class BrokerMetrics: Sendable {
         }
         self.rejections = rejections
         donationUpdates = registry.makeCounter(descriptor: Self.describe("broker_donation_updates_total", "Donation changes applied."))
+        watchTokensIssued = registry.makeCounter(descriptor: Self.describe("broker_watch_tokens_issued_total", "Watch links made for donors."))
         clusterEventsOut = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_out_total", "Events sent to the other nodes."))
         var clusterEventsIn: [String: Counter] = [:]
         for kind in ["position", "offline", "donation"] {

@@ -17,7 +17,7 @@ struct DonationService: Sendable {
         self.stripes = (0..<32).map { _ in AsyncLock() }
     }
 
-    private func stripe(_ id: String) -> AsyncLock {
+    func stripe(_ id: String) -> AsyncLock {
         var hasher = Hasher()
         hasher.combine(id)
         return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
@@ -85,11 +85,12 @@ struct DonationService: Sendable {
         return .save(
             Donation(
                 id: id, donor: update.donor, volunteer: update.volunteer, state: update.state, home: update.home,
-                institution: update.institution, createdAt: old?.createdAt ?? now, updatedAt: now))
+                institution: update.institution, createdAt: old?.createdAt ?? now, updatedAt: now,
+                incarnation: old?.incarnation ?? Self.newIncarnation()))
     }
 
     /// Brings the gates in line with a change this node made, and counts it.
-    private func apply(_ change: DonationChange) {
+    func apply(_ change: DonationChange) {
         hub.apply(change)
         hub.metrics.donationUpdates.increment()
     }

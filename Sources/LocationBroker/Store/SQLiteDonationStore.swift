@@ -50,6 +50,12 @@ struct SQLiteDonationStore: DonationStore {
             }
             try db.execute(sql: "INSERT INTO store_revision (value) VALUES (0)")
         }
+        migrator.registerMigration("v3-incarnations") { db in
+            // Watch links bind to a donation's incarnation (see Donation.incarnation); donations stored before
+            // get one now, 16 random bytes like the ones DonationService makes.
+            try db.alter(table: "donation") { table in table.add(column: "incarnation", .text) }
+            try db.execute(sql: "UPDATE donation SET incarnation = lower(hex(randomblob(16)))")
+        }
         return migrator
     }
 
@@ -84,19 +90,19 @@ struct SQLiteDonationStore: DonationStore {
         try db.execute(
             sql: """
                 INSERT INTO donation (id, donor, volunteer, state, home_lat, home_lon, home_label,
-                    institution_lat, institution_lon, institution_name, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    institution_lat, institution_lon, institution_name, created_at, updated_at, incarnation)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET donor = excluded.donor, volunteer = excluded.volunteer,
                     state = excluded.state, home_lat = excluded.home_lat, home_lon = excluded.home_lon,
                     home_label = excluded.home_label, institution_lat = excluded.institution_lat,
                     institution_lon = excluded.institution_lon, institution_name = excluded.institution_name,
-                    updated_at = excluded.updated_at
+                    updated_at = excluded.updated_at, incarnation = excluded.incarnation
                 """,
             arguments: [
                 donation.id, donation.donor, donation.volunteer, donation.state.rawValue,
                 donation.home.lat, donation.home.lon, donation.home.label,
                 donation.institution?.lat, donation.institution?.lon, donation.institution?.name,
-                donation.createdAt, donation.updatedAt,
+                donation.createdAt, donation.updatedAt, donation.incarnation,
             ]
         )
     }
@@ -122,7 +128,8 @@ struct SQLiteDonationStore: DonationStore {
         return Donation(
             id: row["id"], donor: row["donor"], volunteer: row["volunteer"], state: state,
             home: Home(lat: row["home_lat"], lon: row["home_lon"], label: row["home_label"]),
-            institution: institution, createdAt: row["created_at"], updatedAt: row["updated_at"]
+            institution: institution, createdAt: row["created_at"], updatedAt: row["updated_at"],
+            incarnation: row["incarnation"]
         )
     }
 }

@@ -27,7 +27,24 @@ extension TrackingPage {
           }
 
           const donationId = decodeURIComponent(location.pathname.replace(/\/+$/, '').split('/').pop() || '');
-          const token = new URLSearchParams(location.hash.replace(/^#/, '')).get('token') || '';
+          // The watch link's token leaves the address bar and the history entry as soon as it is read, so that
+          // neither a screenshot, a copied address nor the browser's history shows it. It stays in this tab's
+          // sessionStorage so that a reload (or a phone that discarded the tab) keeps tracking; closing the tab,
+          // or the end of tracking, forgets it.
+          const TOKEN_KEY = 'watch-token:' + donationId;
+          const token = (() => {
+            const fromLink = new URLSearchParams(location.hash.replace(/^#/, '')).get('token') || '';
+            if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+            try {
+              if (fromLink) sessionStorage.setItem(TOKEN_KEY, fromLink);
+              return fromLink || sessionStorage.getItem(TOKEN_KEY) || '';
+            } catch (error) {
+              return fromLink;
+            }
+          })();
+          function forgetToken() {
+            try { sessionStorage.removeItem(TOKEN_KEY); } catch (error) { /* storage unavailable: nothing kept */ }
+          }
 
           // Everything the donor knows about the trip (tracker-watch's WatchState).
           const st = {
@@ -257,6 +274,7 @@ extension TrackingPage {
           function end(how) {
             if (st.ended) return;
             st.ended = Object.assign({ title: 'Tracking has ended', good: false }, how);
+            forgetToken();
             st.connection = { kind: 'closed' };
             st.tracking = false;
             st.destination = null;

@@ -4,8 +4,9 @@ import Hummingbird
 /// `GET /track/{donation}`: the donor's tracking page, and the stylesheet and script it loads.
 ///
 /// The page is static: the same bytes for every donation. Its script reads the donation id from the path and
-/// the donor's token from the URL fragment (`#token=...`, which browsers never send to a server), then
-/// watches the donation over `/v1/ws`. Everything it needs comes from the broker: no CDN, no map tiles, no
+/// the watch link's token from the URL fragment (`#token=...`, which browsers never send to a server), takes
+/// the token out of the address bar and the history at once (`history.replaceState`), then watches the
+/// donation over `/v1/ws`. Everything it needs comes from the broker: no CDN, no map tiles, no
 /// fonts, so it works on a network with no internet, and its Content-Security-Policy allows nothing else.
 struct TrackingPage: Sendable {
     static let stylesheetPath = "/assets/tracking-page.css"
