@@ -61,6 +61,36 @@ final class ClusterCatchUpTests: XCTestCase {
         XCTAssertFalse(ack.tracking, "no donation of the volunteer is trackable on node a any more")
     }
 
+    /// The listening session stays up, but the node can no longer make its heartbeat's round trip (its pool's
+    /// sessions are cut while no new connection is allowed): the node must say it is not connected, and catch up
+    /// once it is again.
+    func testANodeWhoseHeartbeatCannotMakeTheRoundTripSaysItIsNotConnected() async throws {
+        let server = try PostgresServer.shared()
+        let store = try server.makeDatabase()
+        let database = ClusterFixture.databaseName(store)
+        let a = try ClusterFixture.node("a", store: store)
+        try await waitUntil("node a is connected") { try await ClusterFixture.metric("broker_cluster_connected", of: a) == 1 }
+        let catchUps = try await ClusterFixture.metric("broker_cluster_catch_ups_total", of: a) ?? 0
+
+        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
+        do {
+            try server.psql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query NOT ILIKE 'listen%'")
+            try await waitUntil("node a says it is not connected to the cluster") {
+                try await ClusterFixture.metric("broker_cluster_connected", of: a) == 0
+            }
+        } catch {
+            _ = try? server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+            throw error
+        }
+        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        try await waitUntil("node a is connected again, and caught up") {
+            let connected = try await ClusterFixture.metric("broker_cluster_connected", of: a)
+            let caughtUp = try await ClusterFixture.metric("broker_cluster_catch_ups_total", of: a) ?? 0
+            return connected == 1 && caughtUp > catchUps
+        }
+    }
+
     /// A donation whose labels are as long as the broker accepts, in characters of many bytes each, is far past
     /// NOTIFY's 8,000 bytes: it crosses nodes all the same, because the bus carries only its id and revision.
     func testADonationWithTheLongestMultiByteLabelsCrossesNodes() async throws {
