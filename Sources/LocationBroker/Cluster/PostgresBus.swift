@@ -154,10 +154,10 @@ struct PostgresBus: Service {
         }
     }
 
-    /// Every ``heartbeatPeriod``: checks that the previous heartbeat came back through the listening session, then
-    /// sends the next (and sweeps stored last positions past their retention). A heartbeat not heard back, or
-    /// one that cannot be sent, means the bus cannot be trusted: `broker_cluster_connected` goes to 0 and the
-    /// session is closed, so the listener reconnects and catches up.
+    /// Sends a sealed heartbeat through the pool (and sweeps stored last positions past their retention), and
+    /// checks one ``heartbeatPeriod`` later that it came back through the listening session; then the next. A
+    /// heartbeat not heard back in time, or one that cannot be sent, means the bus cannot be trusted:
+    /// `broker_cluster_connected` goes to 0 and the session is closed, so the listener reconnects and catches up.
     private func checkSession(_ connection: PostgresConnection, _ heartbeats: HeartbeatLedger) async throws {
         while !Task.isCancelled {
             let nonce = UInt64.random(in: 1...UInt64.max)
