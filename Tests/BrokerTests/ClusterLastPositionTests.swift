@@ -68,7 +68,7 @@ final class ClusterLastPositionTests: XCTestCase {
         do {
             try await waitUntil("the ending change holds the lock") {
                 try server.psql(
-                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = '\(database)')"
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = '\(database)')"
                 ).trimmingCharacters(in: .whitespacesAndNewlines) == "1"
             }
             let sent = try await ClusterFixture.metric("broker_cluster_events_out_total", of: a) ?? 0
