@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        // The version jwt-kit 5.8.0 resolves to: sealing the cluster bus (ChaChaPoly, HKDF, HMAC).
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         .package(url: "https://github.com/jpsim/Yams.git", exact: "6.2.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
@@ -94,6 +95,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

@@ -77,6 +77,7 @@ class Node:
         })
         if store:
             env["LOCATION_BROKER_STORE"] = store
+            env["LOCATION_BROKER_CLUSTER_SECRET"] = "bench-cluster-secret-0123456789-0123456789"
         self.log = open(os.path.join(folder, f"{name}.log"), "w+")
         self.process = subprocess.Popen([binary, "--port", "0", "--config", config, "--database", os.path.join(folder, f"{name}.sqlite")],
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

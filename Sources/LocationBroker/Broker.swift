@@ -39,20 +39,28 @@ struct Broker: Sendable {
         var listening: Latch?
         if let location = configuration.store {
             let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+            // The configuration refuses a PostgreSQL store without cluster secrets.
+            let keys = ClusterKeys(secrets: configuration.clusterSecrets ?? [])
             let outbox = ClusterOutbox(node: node)
             hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox)
-            let lastPositions: [LastPosition]
-            (snapshot, lastPositions) = try await PostgresSchema.prepare(location, logger: logger)
+            let prepared = try await PostgresSchema.prepare(location, keys: keys, logger: logger)
+            snapshot = prepared.snapshot
             hub.load(snapshot)
-            hub.seed(lastPositions)
+            hub.seed(prepared.lastPositions)
+            if prepared.rejected > 0 {
+                metrics.clusterSealedRejected["store"]?.increment(by: Int64(prepared.rejected))
+                logger.warning("stored last positions that do not open with the cluster secrets were ignored", metadata: ["rows": "\(prepared.rejected)"])
+            }
             let client = PostgresClient(configuration: location.clientConfiguration(), backgroundLogger: logger)
-            let postgres = PostgresDonationStore(client: client, node: node, logger: logger)
+            let postgres = PostgresDonationStore(client: client, node: node, keys: keys, logger: logger)
             store = postgres
             let latch = Latch()
             listening = latch
             clusterServices = [
                 PostgresClientService(client: client),
-                PostgresBus(location: location, client: client, store: postgres, outbox: outbox, hub: hub, logger: logger, listening: latch),
+                PostgresBus(
+                    location: location, client: client, store: postgres, keys: keys, outbox: outbox, hub: hub, logger: logger, listening: latch,
+                    heartbeatPeriod: .seconds(configuration.clusterHeartbeatSeconds)),
             ]
             logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
         } else {

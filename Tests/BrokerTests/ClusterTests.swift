@@ -17,13 +17,7 @@ final class ClusterTests: XCTestCase {
 
     /// A broker process on the cluster's database.
     private func node(_ name: String, store: String) throws -> BrokerProcess {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(8))")
-        return try BrokerProcess(
-            database: folder.appendingPathComponent("unused.sqlite").path,
-            extraEnvironment: [
-                "LOCATION_BROKER_STORE": store, "LOCATION_BROKER_NODE_ID": name,
-                "LOCATION_BROKER_PUBLISH_RATE": "1000", "LOCATION_BROKER_PUBLISH_BURST": "1000",
-            ])
+        try ClusterFixture.node(name, store: store)
     }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {

@@ -71,6 +71,7 @@ final class ConfigurationTests: XCTestCase {
     func testAPostgresStoreIsReadFromItsURLAndMistakesAreNamed() throws {
         var environment = secrets
         environment["LOCATION_BROKER_STORE"] = "postgres://broker:s%40cret@db.internal:5433/tracking"
+        environment["LOCATION_BROKER_CLUSTER_SECRET"] = "c-0123456789-0123456789-0123456789"
         let remote = try XCTUnwrap(try ConfigurationLoader.load(file: nil, environment: environment, flags: []).store)
         XCTAssertEqual(remote.endpoint, .tcp(host: "db.internal", port: 5433))
         XCTAssertEqual(remote.username, "broker")
@@ -97,6 +98,28 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(
             refusal(environment: secrets, flags: [("store", "mysql://lb:hunter2@db/broker")])?.contains("hunter2"), false,
             "a refusal never shows the password")
+    }
+
+    func testAPostgresStoreIsRefusedWithoutAClusterSecretAndTheSecretsAreAList() throws {
+        var environment = secrets
+        environment["LOCATION_BROKER_STORE"] = "postgres://lb@127.0.0.1/broker"
+        let missing = try XCTUnwrap(refusal(environment: environment))
+        XCTAssertTrue(missing.hasPrefix("a PostgreSQL store needs cluster_secret: set LOCATION_BROKER_CLUSTER_SECRET"), missing)
+
+        environment["LOCATION_BROKER_CLUSTER_SECRET"] = "too-short"
+        XCTAssertEqual(
+            refusal(environment: environment),
+            "cluster_secret number 1 is 9 bytes; each must be at least 32 (for example: openssl rand -hex 32).")
+        environment["LOCATION_BROKER_CLUSTER_SECRET"] = secrets["LOCATION_BROKER_JWT_SECRET"]
+        XCTAssertEqual(refusal(environment: environment), "cluster_secret must differ from jwt_secret and backend_key: each opens something else.")
+
+        // Rotation: the first seals, every one opens.
+        environment["LOCATION_BROKER_CLUSTER_SECRET"] = "new-0123456789-0123456789-0123456789, old-0123456789-0123456789-0123456789"
+        let loaded = try ConfigurationLoader.load(file: nil, environment: environment, flags: [])
+        XCTAssertEqual(loaded.clusterSecrets, ["new-0123456789-0123456789-0123456789", "old-0123456789-0123456789-0123456789"])
+
+        // One node, on SQLite, needs none.
+        XCTAssertNil(try ConfigurationLoader.load(file: nil, environment: secrets, flags: []).clusterSecrets)
     }
 
     func testEveryKeyHasItsEnvironmentVariable() {

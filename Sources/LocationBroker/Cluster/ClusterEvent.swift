@@ -1,16 +1,20 @@
 import BrokerProtocol
 import Foundation
 
-/// What one node tells the others through the cluster bus. Carried as a PostgreSQL NOTIFY payload, so it
-/// must stay under 8,000 bytes; the keys are short because every node receives every event.
+/// What one node tells the others through the cluster bus. Carried sealed (``ClusterKeys``) as a PostgreSQL NOTIFY
+/// payload, so it must stay under 8,000 bytes: a donation change travels as its id and revision only, and every
+/// node reads the row itself.
 enum ClusterEvent: Sendable, Equatable {
     /// A position kept on `channel` under `seq`, with the donations trackable on the sending node when it was kept:
     /// a receiving node delivers it only to donors of those donations that are still trackable there.
     case position(origin: String, channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64)
     /// The volunteer's last connection to `origin` closed.
     case offline(origin: String, channel: String, lastSeen: Int64?)
-    /// A donation change the store made durable (sent by the store, inside the change's transaction).
-    case donation(origin: String, change: DonationChange)
+    /// Donation `id` changed at store revision `revision` (sent by the store, inside the change's transaction);
+    /// receivers read the row.
+    case donation(origin: String, id: String, revision: Int64)
+    /// A node's round trip through its own listening session.
+    case heartbeat(origin: String, nonce: UInt64)
 
     /// The largest payload PostgreSQL accepts in a NOTIFY, less a margin.
     static let maximumPayloadBytes = 7_900
@@ -25,26 +29,44 @@ enum ClusterEvent: Sendable, Equatable {
         var ls: Int64?
         var r: Int64?
         var id: String?
-        var d: Donation?
+        var h: UInt64?
     }
 
-    /// The event as a NOTIFY payload.
-    func encoded() throws -> String {
+    /// Heartbeats have a key of their own, so a captured bus event never opens as one, nor the other way round.
+    private var purpose: ClusterKeys.Purpose {
+        if case .heartbeat = self { return .heartbeat }
+        return .busEvent
+    }
+
+    /// The event sealed for the NOTIFY channel `channel`.
+    func sealed(with keys: ClusterKeys, channel: String) throws -> String {
         let wire: Wire
         switch self {
         case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
             wire = Wire(k: "p", n: origin, c: channel, s: seq, p: position, t: donations, ls: seenAt)
         case .offline(let origin, let channel, let lastSeen):
             wire = Wire(k: "o", n: origin, c: channel, ls: lastSeen)
-        case .donation(let origin, let change):
-            wire = Wire(k: "d", n: origin, r: change.revision, id: change.id, d: change.new)
+        case .donation(let origin, let id, let revision):
+            wire = Wire(k: "d", n: origin, r: revision, id: id)
+        case .heartbeat(let origin, let nonce):
+            wire = Wire(k: "h", n: origin, h: nonce)
         }
-        return String(decoding: try JSONEncoder().encode(wire), as: UTF8.self)
+        return try keys.seal(try JSONEncoder().encode(wire), for: purpose, context: channel)
     }
 
-    /// Decodes a NOTIFY payload; throws on anything this version does not understand.
-    init(payload: String) throws {
-        let wire = try JSONDecoder().decode(Wire.self, from: Data(payload.utf8))
+    /// Opens and decodes a NOTIFY payload received on `channel`.
+    /// - Throws: ``ClusterSealError`` for a payload not sealed by a holder of the cluster secret for this channel;
+    ///   ``ClusterEventError`` for a sealed payload this version does not understand.
+    init(sealed payload: String, keys: ClusterKeys, channel: String) throws {
+        let opened: Data
+        let isHeartbeat: Bool
+        if let event = try? keys.open(payload, for: .busEvent, context: channel) {
+            (opened, isHeartbeat) = (event, false)
+        } else {
+            (opened, isHeartbeat) = (try keys.open(payload, for: .heartbeat, context: channel), true)
+        }
+        let wire = try JSONDecoder().decode(Wire.self, from: opened)
+        guard (wire.k == "h") == isHeartbeat else { throw ClusterEventError("an event of kind \(wire.k) sealed for another purpose") }
         switch wire.k {
         case "p":
             guard let channel = wire.c, let seq = wire.s, let position = wire.p, let donations = wire.t, let seenAt = wire.ls else {
@@ -56,7 +78,10 @@ enum ClusterEvent: Sendable, Equatable {
             self = .offline(origin: wire.n, channel: channel, lastSeen: wire.ls)
         case "d":
             guard let revision = wire.r, let id = wire.id else { throw ClusterEventError("a donation event without revision or id") }
-            self = .donation(origin: wire.n, change: DonationChange(id: id, revision: revision, old: nil, new: wire.d))
+            self = .donation(origin: wire.n, id: id, revision: revision)
+        case "h":
+            guard let nonce = wire.h else { throw ClusterEventError("a heartbeat without nonce") }
+            self = .heartbeat(origin: wire.n, nonce: nonce)
         default:
             throw ClusterEventError("an event of unknown kind \(wire.k)")
         }

@@ -6,25 +6,35 @@ import ServiceLifecycle
 
 /// The cluster bus on PostgreSQL LISTEN/NOTIFY: sends this node's events and applies the other nodes'.
 ///
+/// Every payload is sealed with the cluster secrets (``ClusterKeys``): anyone else who can connect to the database
+/// may LISTEN, but hears nothing readable, and may NOTIFY, but nothing that does not open is applied (it is
+/// counted in `broker_cluster_sealed_rejected_total`). A donation change travels as its id and revision; the
+/// node reads the row, so the table stays the one truth and a donation of any size crosses.
+///
 /// Every node listens on one channel (``PostgresDonationStore/eventChannel``) and receives every event. That
-/// keeps the bus simple and `since`, last-known position and presence available on every node (each keeps
-/// every active channel's history), at the cost of each node decoding every position; docs/SCALING.md gives
-/// the measured ceiling and what to do past it.
+/// keeps `since`, last-known position and presence available on every node (each keeps every active channel's
+/// history), at the cost of each node opening every position; docs/SCALING.md gives the measured ceiling.
 ///
 /// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one round trip per batch, order kept),
-/// and a listener on a connection of its own that reconnects with backoff and, after every (re)connection,
-/// catches up on donation changes it may have missed from the store's revisions.
+/// and a listener on a connection of its own that reconnects with backoff, checks its session with a sealed
+/// heartbeat it must hear back within ``heartbeatPeriod``, and after every (re)connection and every gap in the
+/// revisions it was brought, reads every donation change after the last revision up to which it has seen all.
 struct PostgresBus: Service {
     let location: PostgresLocation
     let client: PostgresClient
     let store: PostgresDonationStore
+    let keys: ClusterKeys
     let outbox: ClusterOutbox
     let hub: Hub
     let logger: Logger
     /// Opened once the node first listens (and has caught up): the server waits for it.
     let listening: Latch
+    /// How often the listening session's round trip runs, and how long it may take.
+    var heartbeatPeriod: Duration = .seconds(5)
     /// Events sent per round trip at most.
     var batchSize = 256
+
+    private var channel: String { PostgresDonationStore.eventChannel }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -45,33 +55,15 @@ struct PostgresBus: Service {
             var payloads: [String] = []
             payloads.reserveCapacity(batch.count)
             for event in batch {
-                guard let payload = try? event.encoded(), payload.utf8.count <= ClusterEvent.maximumPayloadBytes else {
+                guard let payload = try? event.sealed(with: keys, channel: channel), payload.utf8.count <= ClusterEvent.maximumPayloadBytes else {
                     hub.metrics.clusterEventsDropped.increment()
                     continue
                 }
                 payloads.append(payload)
             }
-            let last = LastPositionRows(batch)
+            let last = LastPositionRows(batch, keys: keys)
             do {
-                // One statement per batch: the channels' newest positions for nodes that start later (only while
-                // one of their donations is still trackable), then the events, in order (NOTIFYs of one
-                // transaction are delivered in the order sent).
-                try await client.query(
-                    """
-                    WITH kept AS (
-                        INSERT INTO lb_last_positions (channel, seq, position, donations, seen_at)
-                        SELECT * FROM unnest(\(last.channels)::text[], \(last.seqs)::int8[], \(last.positions)::text[], \(last.donations)::text[], \(last.seenAts)::int8[]) AS p(channel, seq, position, donations, seen_at)
-                        WHERE EXISTS (
-                            SELECT 1 FROM lb_donations d
-                            WHERE d.id = ANY(string_to_array(p.donations, ','))
-                            AND d.body::jsonb->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
-                        ON CONFLICT (channel) DO UPDATE SET seq = EXCLUDED.seq, position = EXCLUDED.position,
-                            donations = EXCLUDED.donations, seen_at = EXCLUDED.seen_at
-                        WHERE lb_last_positions.seq < EXCLUDED.seq
-                    )
-                    SELECT pg_notify(\(PostgresDonationStore.eventChannel), payload) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n
-                    """,
-                    logger: logger)
+                try await send(payloads, keeping: last)
                 hub.metrics.clusterEventsOut.increment(by: Int64(payloads.count))
                 backoff.reset()
             } catch {
@@ -84,18 +76,51 @@ struct PostgresBus: Service {
         }
     }
 
+    /// One transaction per batch: the channels' newest positions, sealed, for nodes that start later, then the
+    /// events, in order (NOTIFYs of one transaction are delivered in the order sent).
+    ///
+    /// A position is stored only while one of its donations is still trackable for its volunteer, checked under
+    /// the donation change lock held shared: a change that ends tracking (and deletes the row) commits either
+    /// before the check, which then fails, or after the upsert, and deletes what it wrote.
+    private func send(_ payloads: [String], keeping last: LastPositionRows) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            if !last.channelKeys.isEmpty {
+                try await connection.query("SELECT pg_advisory_xact_lock_shared(\(PostgresDonationStore.changeLockKey))", logger: logger)
+            }
+            try await connection.query(
+                """
+                WITH kept AS (
+                    INSERT INTO lb_last_positions (channel_key, seq, sealed, kept_at)
+                    SELECT p.channel_key, p.seq, p.sealed, now()
+                    FROM unnest(\(last.channelKeys)::text[], \(last.seqs)::int8[], \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[])
+                        AS p(channel_key, seq, sealed, donations, channel)
+                    WHERE EXISTS (
+                        SELECT 1 FROM lb_donations d
+                        WHERE d.id = ANY(string_to_array(p.donations, ','))
+                        AND d.body::jsonb->>'volunteer' = p.channel
+                        AND d.body::jsonb->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
+                    ON CONFLICT (channel_key) DO UPDATE SET seq = EXCLUDED.seq, sealed = EXCLUDED.sealed, kept_at = EXCLUDED.kept_at
+                    WHERE lb_last_positions.seq < EXCLUDED.seq
+                )
+                SELECT pg_notify(\(channel), payload) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n
+                """,
+                logger: logger)
+        }
+    }
+
     // MARK: Receiving
 
     private func listenLoop() async {
         var backoff = Backoff()
         var connectionID = 1
+        let heartbeats = HeartbeatLedger()
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: try location.connectionConfiguration(), id: connectionID, logger: logger)
                 connectionID += 1
                 do {
-                    try await connection.listen(on: PostgresDonationStore.eventChannel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         // Listening first, then catching up: a change committed meanwhile comes twice, and the
                         // revisions make the second one a no-op.
                         try await catchUp()
@@ -103,8 +128,14 @@ struct PostgresBus: Service {
                         listening.open()
                         backoff.reset()
                         logger.info("listening to the cluster")
-                        for try await notification in notifications {
-                            receive(notification.payload)
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            // Ends the session (so the loop below ends) when a heartbeat is not heard back.
+                            group.addTask { try await checkSession(connection, heartbeats) }
+                            for try await notification in notifications {
+                                try await receive(notification.payload, heartbeats)
+                            }
+                            group.cancelAll()
+                            try await group.waitForAll()
                         }
                     }
                 } catch {
@@ -123,28 +154,91 @@ struct PostgresBus: Service {
         }
     }
 
-    /// Applies every donation change after the newest this node applied.
-    private func catchUp() async throws {
-        let changes = try await store.changes(since: hub.highestAppliedRevision)
-        var applied = 0
-        for change in changes where hub.apply(change) { applied += 1 }
-        if applied > 0 { logger.info("caught up on donation changes", metadata: ["applied": "\(applied)"]) }
+    /// Sends a sealed heartbeat through the pool (and sweeps stored last positions past their retention), and
+    /// checks one ``heartbeatPeriod`` later that it came back through the listening session; then the next. A
+    /// heartbeat not heard back in time, or one that cannot be sent, means the bus cannot be trusted:
+    /// `broker_cluster_connected` goes to 0 and the session is closed, so the listener reconnects and catches up.
+    private func checkSession(_ connection: PostgresConnection, _ heartbeats: HeartbeatLedger) async throws {
+        while !Task.isCancelled {
+            let nonce = UInt64.random(in: 1...UInt64.max)
+            heartbeats.expect(nonce)
+            let sent = await withTaskGroup(of: Bool.self) { group -> Bool in
+                group.addTask { await sendHeartbeat(nonce) }
+                try? await Task.sleep(for: heartbeatPeriod)
+                group.cancelAll()
+                var sent = false
+                for await result in group { sent = result }
+                return sent
+            }
+            if Task.isCancelled { return }
+            guard sent, heartbeats.wasHeard(nonce) else {
+                hub.metrics.clusterHeartbeatsMissed.increment()
+                hub.metrics.clusterConnected.set(Int64(0))
+                logger.warning("the cluster listener did not hear its heartbeat back; reconnecting", metadata: ["sent": "\(sent)"])
+                try? await connection.close()
+                throw HeartbeatMissed()
+            }
+        }
     }
 
-    private func receive(_ payload: String) {
+    /// Sends a heartbeat through the pool and sweeps stored last positions older than their retention.
+    private func sendHeartbeat(_ nonce: UInt64) async -> Bool {
+        do {
+            let payload = try ClusterEvent.heartbeat(origin: outbox.node, nonce: nonce).sealed(with: keys, channel: channel)
+            try await client.query("SELECT pg_notify(\(channel), \(payload))", logger: logger)
+        } catch {
+            return false
+        }
+        do {
+            try await client.query(
+                "DELETE FROM lb_last_positions WHERE kept_at < now() - make_interval(secs => \(Double(SealedLastPosition.retentionSeconds)))",
+                logger: logger)
+        } catch {
+            logger.warning("cannot sweep old stored positions", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        return true
+    }
+
+    /// Applies every donation change after the last revision up to which this node has seen all of them: a
+    /// change committed elsewhere while this node's listener was away is never skipped, even when this node made
+    /// a newer change of its own meanwhile.
+    private func catchUp() async throws {
+        let from = hub.completeRevision
+        let changes = try await store.changes(since: from)
+        var applied = 0
+        for change in changes where hub.apply(change) { applied += 1 }
+        // Revisions are committed in order: every revision below the newest row read is in what was read, was
+        // superseded by a newer change of its donation, or never committed.
+        hub.noteAccounted(through: changes.map(\.revision).max() ?? from)
+        hub.metrics.clusterCatchUps.increment()
+        if applied > 0 { logger.info("caught up on donation changes", metadata: ["applied": "\(applied)", "after": "\(from)"]) }
+    }
+
+    private func receive(_ payload: String, _ heartbeats: HeartbeatLedger) async throws {
         let event: ClusterEvent
         do {
-            event = try ClusterEvent(payload: payload)
+            event = try ClusterEvent(sealed: payload, keys: keys, channel: channel)
+        } catch is ClusterSealError {
+            hub.metrics.clusterSealedRejected["bus"]?.increment()
+            if heartbeats.shouldLogRejection() {
+                logger.warning("a cluster event that does not open with the cluster secrets was dropped (forged, or sealed with another secret)")
+            }
+            return
         } catch {
             hub.metrics.clusterEventsDropped.increment()
             logger.warning("unreadable cluster event", metadata: ["error": "\(error)"])
             return
         }
         switch event {
-        case .donation(_, let change):
+        case .donation(_, let id, let revision):
             // Our own changes come back too; they were applied before the API replied, so this is a no-op.
             hub.metrics.clusterEventsIn["donation"]?.increment()
-            hub.apply(change)
+            let change = try await store.current(id: id)
+            if let change { hub.apply(change) }
+            if hub.noteSeen(revision, change?.revision ?? revision) {
+                // A revision below this one never came: missed, or never committed. The store knows which.
+                try await catchUp()
+            }
         case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
             guard origin != outbox.node else { return }
             hub.metrics.clusterEventsIn["position"]?.increment()
@@ -153,6 +247,9 @@ struct PostgresBus: Service {
             guard origin != outbox.node else { return }
             hub.metrics.clusterEventsIn["offline"]?.increment()
             hub.receiveRemoteOffline(channel: channel, lastSeen: lastSeen)
+        case .heartbeat(let origin, let nonce):
+            guard origin == outbox.node, heartbeats.heard(nonce) else { return }
+            hub.metrics.clusterConnected.set(Int64(1))
         }
     }
 }
@@ -178,38 +275,6 @@ struct PostgresClientService: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             await client.run()
-        }
-    }
-}
-
-/// The newest position of each channel in a batch of events, as columns for one `unnest` insert (a channel may
-/// appear once per statement in an upsert).
-private struct LastPositionRows {
-    var channels: [String] = []
-    var seqs: [Int64] = []
-    var positions: [String] = []
-    var donations: [String] = []
-    var seenAts: [Int64] = []
-
-    init(_ batch: [ClusterEvent]) {
-        var newest: [String: Int] = [:]
-        var rows: [(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64)] = []
-        for case .position(_, let channel, let seq, let position, let donations, let seenAt) in batch {
-            if let index = newest[channel] {
-                rows[index] = (channel, seq, position, donations, seenAt)
-            } else {
-                newest[channel] = rows.count
-                rows.append((channel, seq, position, donations, seenAt))
-            }
-        }
-        let encoder = JSONEncoder()
-        for row in rows {
-            guard let position = try? encoder.encode(row.position) else { continue }
-            channels.append(row.channel)
-            seqs.append(row.seq)
-            positions.append(String(decoding: position, as: UTF8.self))
-            donations.append(row.donations.joined(separator: ","))
-            seenAts.append(row.seenAt)
         }
     }
 }

@@ -19,6 +19,12 @@ struct BrokerConfiguration: Sendable {
     var storePasswordFile: String?
     /// This node's name in a cluster; unique among running nodes. Defaults to host name and process id.
     var nodeID: String?
+    /// The secrets that seal what the nodes leave in PostgreSQL (NOTIFY payloads, stored last positions), the one
+    /// that seals first; the others only open (rotation). Required with `store`; each at least 32 bytes.
+    var clusterSecrets: [String]?
+    /// Seconds between the listening session's sealed round trips; one not heard back within this long counts as
+    /// a lost bus (reconnect, then catch up).
+    var clusterHeartbeatSeconds = 5
     /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
     /// without it unless a JWKS (`jwks_url` or `jwks_file`) is given.
     var jwtSecret: String?

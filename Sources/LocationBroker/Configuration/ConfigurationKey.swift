@@ -29,6 +29,12 @@ struct ConfigurationKey: Sendable {
         text("store_password_file", "File holding the password of store's PostgreSQL user (instead of one in the URL).") {
             $0.storePasswordFile = $1
         },
+        text("cluster_secret", "With store: secrets sealing the cluster's bus and stored positions, comma-separated, 32 bytes or more each; the first seals.") {
+            $0.clusterSecrets = $1.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        },
+        integer("cluster_heartbeat_seconds", "With store: seconds between the listener's sealed round trips, and how long one may take (default 5).", 1...60) {
+            $0.clusterHeartbeatSeconds = $1
+        },
         text("node_id", "This node's name in a cluster, unique per running node (default: host name and process id).") { $0.nodeID = $1 },
         text("jwt_secret", "HS256 secret for client tokens, 32 bytes or more. Required unless jwks_url or jwks_file is set.") {
             $0.jwtSecret = $1

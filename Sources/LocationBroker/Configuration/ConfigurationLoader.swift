@@ -151,5 +151,27 @@ enum ConfigurationLoader {
         if key == configuration.jwtSecret {
             throw ConfigurationError(description: "backend_key and jwt_secret must differ: whoever holds the JWT secret could otherwise change donations.")
         }
+        try validateCluster(configuration)
+    }
+
+    /// A PostgreSQL store needs cluster secrets: without them anyone who can connect to the database would read
+    /// every position on the bus and could forge events.
+    private static func validateCluster(_ configuration: BrokerConfiguration) throws {
+        let minimum = BrokerConfiguration.minimumSecretBytes
+        guard configuration.store != nil else { return }
+        guard let secrets = configuration.clusterSecrets, !secrets.isEmpty else {
+            throw ConfigurationError(
+                description: "a PostgreSQL store needs cluster_secret: set LOCATION_BROKER_CLUSTER_SECRET to the same long random string on every node (for example: openssl rand -hex 32). It seals the positions and events the nodes exchange through the database."
+            )
+        }
+        for (index, secret) in secrets.enumerated() {
+            if secret.utf8.count < minimum {
+                throw ConfigurationError(
+                    description: "cluster_secret number \(index + 1) is \(secret.utf8.count) bytes; each must be at least \(minimum) (for example: openssl rand -hex 32).")
+            }
+            if secret == configuration.jwtSecret || secret == configuration.backendKey {
+                throw ConfigurationError(description: "cluster_secret must differ from jwt_secret and backend_key: each opens something else.")
+            }
+        }
     }
 }

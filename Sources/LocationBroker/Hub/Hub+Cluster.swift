@@ -6,7 +6,11 @@ extension Hub {
     /// but only for the donations that were trackable on the sender AND are still trackable here. A change made
     /// on another node is applied here in commit order, so a position published after it reaches no one here
     /// it would not reach on the sender.
+    ///
+    /// A position kept longer ago than ``SealedLastPosition/retentionSeconds`` is not taken in: a sealed event
+    /// replayed from the bus long after is as stale as a stored last position that old.
     func receiveRemotePosition(channel name: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+        guard clock() - seenAt <= Int64(SealedLastPosition.retentionSeconds) * 1000 else { return }
         locked(name, create: false) { channel in
             // No gate for this volunteer here means no trackable donation either: nothing to keep.
             guard let channel else { return }

@@ -16,8 +16,24 @@ extension Hub {
         }
     }
 
-    /// The highest store revision applied; a cluster node that lost its bus catches up from there.
-    var highestAppliedRevision: Int64 { donationRevisions.withLock { $0.highest } }
+    /// Every store revision up to this one is accounted for on this node; a cluster node catches up on every
+    /// change after it.
+    var completeRevision: Int64 { donationRevisions.withLock { $0.complete } }
+
+    /// Notes that the bus brought `revisions` (an announced change and the row read for it).
+    /// - Returns: whether a revision below the highest of them was never seen: a gap to catch up on.
+    func noteSeen(_ revisions: Int64...) -> Bool {
+        donationRevisions.withLock { applied in
+            for revision in revisions { applied.seen(revision) }
+            return applied.hasGap(below: revisions.max() ?? 0)
+        }
+    }
+
+    /// Notes that every revision up to `revision` is accounted for (after reading every change after
+    /// ``completeRevision`` from the store).
+    func noteAccounted(through revision: Int64) {
+        donationRevisions.withLock { $0.accounted(through: revision) }
+    }
 
     /// Forgets the revisions of donations that ended long ago (run by the sweeper).
     func pruneAppliedRevisions() {

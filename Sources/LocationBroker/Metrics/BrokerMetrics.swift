@@ -38,12 +38,19 @@ final class BrokerMetrics: Sendable {
     let clusterEventsIn: [String: Counter]
     /// Cluster: events dropped because PostgreSQL was unreachable for longer than the queue holds, or unreadable.
     let clusterEventsDropped: Counter
-    /// Cluster: 1 while this node listens to the other nodes, 0 while it reconnects.
+    /// Cluster: 1 while this node listens to the other nodes and hears its own heartbeats, 0 otherwise.
     let clusterConnected: Gauge
     /// JWKS reads (start and refreshes), by result (ok, failed).
     let jwksRefreshes: [Bool: Counter]
     /// Keys in the JWKS in force.
     let jwksKeys: Gauge
+    /// Cluster: sealed payloads that did not open with the cluster secrets (forged, altered, replayed onto another
+    /// purpose, or sealed with a secret this node does not have), by where they came from (bus, store).
+    let clusterSealedRejected: [String: Counter]
+    /// Cluster: heartbeats the listening session did not hear back in time (each one reconnects the listener).
+    let clusterHeartbeatsMissed: Counter
+    /// Cluster: catch-ups on donation changes after a gap (a reconnection or a revision the bus did not bring).
+    let clusterCatchUps: Counter
 
     init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
@@ -78,7 +85,16 @@ final class BrokerMetrics: Sendable {
         }
         self.clusterEventsIn = clusterEventsIn
         clusterEventsDropped = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_dropped_total", "Cluster events dropped: queue full while PostgreSQL was unreachable, or unreadable."))
-        clusterConnected = registry.makeGauge(descriptor: Self.describe("broker_cluster_connected", "1 while this node listens to the other nodes."))
+        clusterConnected = registry.makeGauge(descriptor: Self.describe("broker_cluster_connected", "1 while this node listens to the other nodes and hears its heartbeats."))
+        var clusterSealedRejected: [String: Counter] = [:]
+        for source in ["bus", "store"] {
+            clusterSealedRejected[source] = registry.makeCounter(
+                descriptor: Self.describe("broker_cluster_sealed_rejected_total", "Sealed payloads that did not open with the cluster secrets, dropped unapplied."),
+                labels: [("source", source)])
+        }
+        self.clusterSealedRejected = clusterSealedRejected
+        clusterHeartbeatsMissed = registry.makeCounter(descriptor: Self.describe("broker_cluster_heartbeats_missed_total", "Heartbeats the listening session did not hear back in time."))
+        clusterCatchUps = registry.makeCounter(descriptor: Self.describe("broker_cluster_catch_ups_total", "Catch-ups on donation changes read from the store after a gap."))
         var jwksRefreshes: [Bool: Counter] = [:]
         for (succeeded, result) in [(true, "ok"), (false, "failed")] {
             jwksRefreshes[succeeded] = registry.makeCounter(

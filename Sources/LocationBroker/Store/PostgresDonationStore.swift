@@ -6,15 +6,18 @@ import PostgresNIO
 /// Donations in PostgreSQL, shared by every node of a cluster.
 ///
 /// A change runs in one transaction that takes a cluster-wide advisory lock, reads the row, lets the caller
-/// decide, writes the row with the next value of the `lb_revision` sequence and sends the change to every node
-/// with `pg_notify` (delivered at commit, in commit order). The lock makes revision order and commit order the
-/// same, so a node that missed notifications can catch up with `changes(since:)` without a gap; donation changes
+/// decide, writes the row with the next value of the `lb_revision` sequence and tells every node with `pg_notify`
+/// (delivered at commit, in commit order) that the donation changed at that revision, sealed; nodes read the row.
+/// The lock makes revision order and commit order the same, so a node that missed notifications can catch up
+/// with `changes(since:)` without a gap (a revision below a committed one is committed or never will be); donation changes
 /// are a few per second, far below what one lock allows. Deleted donations stay as rows without a body
 /// (tombstones) so that their deletion has a revision too.
 struct PostgresDonationStore: DonationStore {
     let client: PostgresClient
     /// This node's name, stamped on the change events it sends.
     let node: String
+    /// Seal the change events and key the stored last positions.
+    let keys: ClusterKeys
     let logger: Logger
     /// How long one store call may take before the caller is told the store is unavailable.
     var timeout: Duration = .seconds(5)
@@ -66,10 +69,13 @@ struct PostgresDonationStore: DonationStore {
                 if let channel = old?.volunteer, old?.state.isTrackable == true,
                     new?.state.isTrackable != true || new?.volunteer != channel
                 {
-                    // Its donor may no longer see the volunteer's position: the stored last position goes.
-                    try await connection.query("DELETE FROM lb_last_positions WHERE channel = \(channel)", logger: logger)
+                    // Its donor may no longer see the volunteer's position: the stored last position goes (under every
+                    // secret's key, for rows kept before a rotation). The bus's writer keeps one only while holding
+                    // this lock shared, so none comes back after this.
+                    try await connection.query(
+                        "DELETE FROM lb_last_positions WHERE channel_key = ANY(\(keys.channelKeys(channel)))", logger: logger)
                 }
-                let payload = try ClusterEvent.donation(origin: node, change: change).encoded()
+                let payload = try ClusterEvent.donation(origin: node, id: id, revision: revision).sealed(with: keys, channel: Self.eventChannel)
                 try await connection.query("SELECT pg_notify(\(Self.eventChannel), \(payload))", logger: logger)
                 return change
             }
@@ -97,6 +103,18 @@ struct PostgresDonationStore: DonationStore {
             donations.append(try decode(body))
         }
         return StoreSnapshot(donations: donations, revision: revision)
+    }
+
+    /// The donation's row as it is now, as a change at the row's revision (`nil` if there is no row): how a node
+    /// applies a change the bus announced.
+    func current(id: String) async throws -> DonationChange? {
+        try await guarded {
+            let rows = try await client.query("SELECT body, revision FROM lb_donations WHERE id = \(id)", logger: logger)
+            for try await (body, revision) in rows.decode((String?, Int64).self) {
+                return DonationChange(id: id, revision: revision, old: nil, new: try body.map(Self.decode))
+            }
+            return nil
+        }
     }
 
     /// Every change after `revision`, oldest first: how a node that lost its bus catches up.

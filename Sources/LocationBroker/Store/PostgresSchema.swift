@@ -47,11 +47,37 @@ enum PostgresSchema {
                 """
             ]
         ),
+        (
+            "v3-sealed-last-positions",
+            [
+                // Sealed with the cluster secret and keyed by a keyed hash of the channel: the table holds no
+                // identity, donation id or coordinate in clear. `seq` stays in clear for the upsert's ordering and
+                // `kept_at` for the sweep. The old rows held positions in clear: they go.
+                "DROP TABLE lb_last_positions",
+                """
+                CREATE UNLOGGED TABLE lb_last_positions (
+                    channel_key text PRIMARY KEY,
+                    seq bigint NOT NULL,
+                    sealed text NOT NULL,
+                    kept_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+            ]
+        ),
     ]
+
+    /// What a node reads at start.
+    struct Prepared: Sendable {
+        let snapshot: StoreSnapshot
+        /// The stored last positions that opened and are younger than ``SealedLastPosition/retentionSeconds``.
+        let lastPositions: [LastPosition]
+        /// Stored rows that did not open with the cluster secrets (dropped, counted).
+        let rejected: Int
+    }
 
     /// Runs the pending migrations, then reads the active donations and the channels' last positions, on one
     /// connection of its own (the pool is not running yet when the broker starts).
-    static func prepare(_ location: PostgresLocation, logger: Logger) async throws -> (StoreSnapshot, [LastPosition]) {
+    static func prepare(_ location: PostgresLocation, keys: ClusterKeys, logger: Logger) async throws -> Prepared {
         let connection = try await PostgresConnection.connect(configuration: try location.connectionConfiguration(), id: 0, logger: logger)
         do {
             try await migrate(on: connection, logger: logger)
@@ -59,14 +85,21 @@ enum PostgresSchema {
                 try await PostgresDonationStore.snapshot(on: connection, logger: logger)
             }
             var lastPositions: [LastPosition] = []
-            let rows = try await connection.query("SELECT channel, seq, position, donations, seen_at FROM lb_last_positions", logger: logger)
-            for try await (channel, seq, position, donations, seenAt) in rows.decode((String, Int64, String, String, Int64).self) {
-                guard let decoded = try? JSONDecoder().decode(Position.self, from: Data(position.utf8)) else { continue }
-                lastPositions.append(
-                    LastPosition(channel: channel, seq: seq, position: decoded, donations: donations.split(separator: ",").map(String.init), seenAt: seenAt))
+            var rejected = 0
+            let oldest = Int64((Date().timeIntervalSince1970 - Double(SealedLastPosition.retentionSeconds)) * 1000)
+            let rows = try await connection.query("SELECT channel_key, sealed FROM lb_last_positions", logger: logger)
+            for try await (channelKey, sealed) in rows.decode((String, String).self) {
+                guard let last = try? SealedLastPosition.open(channelKey: channelKey, sealed: sealed, keys: keys) else {
+                    rejected += 1
+                    continue
+                }
+                // The time inside the seal, not the row's: an old sealed row put back is still old.
+                if last.seenAt >= oldest { lastPositions.append(last) }
             }
             try await connection.close()
-            return (snapshot, lastPositions)
+            // During a rotation a channel may have a row under each secret's key: the newest counts.
+            lastPositions.sort { $0.seq > $1.seq }
+            return Prepared(snapshot: snapshot, lastPositions: lastPositions, rejected: rejected)
         } catch {
             try? await connection.close()
             throw error

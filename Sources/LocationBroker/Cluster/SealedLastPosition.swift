@@ -1,0 +1,36 @@
+import BrokerProtocol
+import Foundation
+
+/// How a channel's newest position is kept in `lb_last_positions`: under the keyed hash of the channel
+/// (``ClusterKeys/channelKey(_:)``), sealed for that row, so the table holds no identity, no donation id and no
+/// coordinate in clear, and a sealed value moved to another row does not open.
+enum SealedLastPosition {
+    /// How long a stored last position stays: older rows are swept, and ignored by a node that starts. (Issue 12's
+    /// `max_position_age` default: a position this old is not delivered live anyway.)
+    static let retentionSeconds = 600
+
+    private struct Wire: Codable {
+        var c: String
+        var s: Int64
+        var p: Position
+        var t: [String]
+        var ls: Int64
+    }
+
+    /// The sealed value of `last`'s row, bound to its row key.
+    static func seal(_ last: LastPosition, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
+        let channelKey = keys.channelKey(last.channel)
+        let wire = Wire(c: last.channel, s: last.seq, p: last.position, t: last.donations, ls: last.seenAt)
+        return (channelKey, try keys.seal(try JSONEncoder().encode(wire), for: .lastPosition, context: channelKey))
+    }
+
+    /// Opens a stored row.
+    /// - Throws: ``ClusterSealError`` when the row was not sealed for this row key with a cluster secret, or its
+    ///   content names a channel whose key is not the row's.
+    static func open(channelKey: String, sealed: String, keys: ClusterKeys) throws -> LastPosition {
+        let opened = try keys.open(sealed, for: .lastPosition, context: channelKey)
+        let wire = try JSONDecoder().decode(Wire.self, from: opened)
+        guard keys.channelKeys(wire.c).contains(channelKey) else { throw ClusterSealError() }
+        return LastPosition(channel: wire.c, seq: wire.s, position: wire.p, donations: wire.t, seenAt: wire.ls)
+    }
+}

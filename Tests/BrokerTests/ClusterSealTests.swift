@@ -1,0 +1,69 @@
+import BrokerProtocol
+import Foundation
+import XCTest
+
+@testable import LocationBroker
+
+/// What the cluster secrets seal: nothing opens for another purpose, another place, or without a secret, and
+/// rotation opens what the previous secret sealed.
+final class ClusterSealTests: XCTestCase {
+    private let old = ClusterKeys(secrets: ["old-secret-0123456789-0123456789-0123"])
+    private let rotated = ClusterKeys(secrets: ["new-secret-0123456789-0123456789-0123", "old-secret-0123456789-0123456789-0123"])
+    private let event = ClusterEvent.position(
+        origin: "a", channel: "vol@example.org", seq: 42, position: position(metresFromHome: 100), donations: ["d-1"], seenAt: 1)
+
+    func testASealedEventOpensOnlyForItsPurposeAndChannel() throws {
+        let sealed = try event.sealed(with: old, channel: "lb_events")
+        XCTAssertEqual(try ClusterEvent(sealed: sealed, keys: old, channel: "lb_events"), event)
+        XCTAssertFalse(sealed.contains("vol@example.org") || sealed.contains("d-1"))
+        XCTAssertThrowsError(try ClusterEvent(sealed: sealed, keys: old, channel: "lb_events_2"), "moved to another channel")
+        XCTAssertThrowsError(try old.open(sealed, for: .heartbeat, context: "lb_events"), "replayed as a heartbeat")
+        XCTAssertThrowsError(try old.open(sealed, for: .lastPosition, context: old.channelKey("vol@example.org")), "replayed as a stored position")
+
+        var altered = Array(sealed)
+        altered[sealed.count / 2] = altered[sealed.count / 2] == "A" ? "B" : "A"
+        XCTAssertThrowsError(try ClusterEvent(sealed: String(altered), keys: old, channel: "lb_events"), "one character changed")
+        XCTAssertThrowsError(try ClusterEvent(sealed: #"{"k":"p","n":"x"}"#, keys: old, channel: "lb_events"), "the old clear format")
+        let heartbeat = try ClusterEvent.heartbeat(origin: "a", nonce: 7).sealed(with: old, channel: "lb_events")
+        XCTAssertEqual(try ClusterEvent(sealed: heartbeat, keys: old, channel: "lb_events"), .heartbeat(origin: "a", nonce: 7))
+        XCTAssertThrowsError(try old.open(heartbeat, for: .busEvent, context: "lb_events"), "a heartbeat is no bus event")
+    }
+
+    func testRotationOpensWhatTheOldSecretSealedAndSealsWithTheNewOne() throws {
+        let fromOld = try event.sealed(with: old, channel: "lb_events")
+        XCTAssertEqual(try ClusterEvent(sealed: fromOld, keys: rotated, channel: "lb_events"), event, "a node that already has the new secret")
+        let fromNew = try event.sealed(with: rotated, channel: "lb_events")
+        XCTAssertThrowsError(try ClusterEvent(sealed: fromNew, keys: old, channel: "lb_events"), "sealed with the new secret, first")
+        XCTAssertThrowsError(try ClusterEvent(sealed: fromNew, keys: ClusterKeys(secrets: ["other-0123456789-0123456789-0123456"]), channel: "lb_events"))
+    }
+
+    func testAStoredLastPositionIsKeyedByAKeyedHashAndCannotMoveToAnotherRow() throws {
+        let last = LastPosition(channel: "vol@example.org", seq: 9, position: position(metresFromHome: 50), donations: ["d-1"], seenAt: 5)
+        let (key, sealed) = try SealedLastPosition.seal(last, keys: old)
+        XCTAssertEqual(try SealedLastPosition.open(channelKey: key, sealed: sealed, keys: rotated), last)
+        XCTAssertFalse(key.contains("vol") || sealed.contains("vol@example.org") || sealed.contains("d-1"))
+        XCTAssertEqual(key.count, 64)
+        XCTAssertEqual(rotated.channelKeys("vol@example.org").last, key, "the old secret's key is still found for deletion")
+        XCTAssertNotEqual(rotated.channelKey("vol@example.org"), key, "each secret keys channels differently")
+        let other = old.channelKey("someone@example.org")
+        XCTAssertThrowsError(try SealedLastPosition.open(channelKey: other, sealed: sealed, keys: old), "moved to another volunteer's row")
+    }
+
+    /// The listener was away while another node committed revision 10, and this node applied its own 11 meanwhile:
+    /// catch-up must start below 10, not after 11.
+    func testRevisionsKnowWhichWereSeenNotOnlyTheHighest() {
+        var revisions = AppliedRevisions()
+        revisions.loaded(upTo: 9)
+        revisions.record(11, for: "d-2", ended: false, now: 0)
+        XCTAssertEqual(revisions.highest, 11)
+        XCTAssertEqual(revisions.complete, 9, "10 was never seen: catch up after 9")
+        XCTAssertTrue(revisions.hasGap(below: 11))
+        revisions.seen(10)
+        XCTAssertEqual(revisions.complete, 11, "10 and 11 seen: nothing missing")
+        revisions.seen(14)
+        XCTAssertTrue(revisions.hasGap(below: 14), "12 and 13 skipped")
+        revisions.accounted(through: 14)
+        XCTAssertEqual(revisions.complete, 14)
+        XCTAssertFalse(revisions.hasGap(below: 15))
+    }
+}
