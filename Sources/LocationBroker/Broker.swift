@@ -90,6 +90,7 @@ struct Broker: Sendable {
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         TrackingPage().register(on: router)
+        OpenAPIDocument.register(on: router)
 
         let messages = ClientMessageHandler(
             hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)

@@ -80,6 +80,7 @@ final class StoreSecretsTests: XCTestCase {
         var environment = secrets
         environment["LOCATION_BROKER_STORE"] = "postgres://broker@db.internal/tracking"
         environment["LOCATION_BROKER_STORE_PASSWORD_FILE"] = passwordFile
+        environment["LOCATION_BROKER_CLUSTER_SECRET"] = "c-0123456789-0123456789-0123456789"
         let store = try XCTUnwrap(try ConfigurationLoader.load(file: try emptyConfiguration(), environment: environment, flags: []).store)
         XCTAssertEqual(store.password, "s3cret-from-file", "the newline that ends the file is not part of it")
 

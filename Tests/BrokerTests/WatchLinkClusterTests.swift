@@ -13,10 +13,7 @@ final class WatchLinkClusterTests: XCTestCase {
     private let volunteerID = "vol@example.org"
 
     private func node(_ name: String, store: String) throws -> BrokerProcess {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watch-cluster-\(UUID().uuidString.prefix(8))")
-        return try BrokerProcess(
-            database: folder.appendingPathComponent("unused.sqlite").path,
-            extraEnvironment: ["LOCATION_BROKER_STORE": store, "LOCATION_BROKER_NODE_ID": name])
+        try ClusterFixture.node(name, store: store)
     }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {

@@ -85,7 +85,16 @@ extension Hub {
         if let new, let newChannel {
             locked(newChannel, create: true) { channel in
                 guard let channel else { return }
-                let previous = channel.donations[id]
+                var previous = channel.donations[id]
+                // The same id for another donation: it was deleted and made again, a change this node may see in
+                // one step (a catch-up reads the newest row). Nothing of the old one may reach the new one's
+                // watchers, nor the old one's watchers anything of the new.
+                if let old = previous, old.donor != new.donor || (old.incarnation != nil && old.incarnation != new.incarnation) {
+                    channel.donations.removeValue(forKey: id)
+                    channel.purgeHistory(of: id)
+                    revoke(donation: id, in: channel, reason: .deleted)
+                    previous = nil
+                }
                 var gate = previous ?? DonationGate(new, now: now)
                 gate.move(to: new.state, now: now)
                 gate.home = new.home

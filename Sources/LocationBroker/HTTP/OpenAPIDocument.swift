@@ -1,0 +1,14 @@
+import Hummingbird
+
+/// `GET /openapi.yaml`: the OpenAPI 3.1 description of the HTTP routes (docs/openapi.yaml), from which the Ponte
+/// backend can generate a client. The text is compiled in (``text``, written by scripts/embed-openapi).
+enum OpenAPIDocument {
+    static func register(on router: Router<BrokerRequestContext>) {
+        router.get("openapi.yaml") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import Foundation
+import XCTest
+
+@testable import LocationBroker
+
+/// The broker serves docs/openapi.yaml as it is in the repository.
+final class OpenAPIDocumentTests: XCTestCase {
+    func testTheServedDocumentIsDocsOpenAPIYAMLByteForByte() async throws {
+        let file = try String(contentsOf: BrokerProcess.packageRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        XCTAssertEqual(OpenAPIDocument.text, file, "docs/openapi.yaml changed: run scripts/embed-openapi")
+        let live = try await LiveBroker.start()
+        let response = try await live.request(.get, "/openapi.yaml")
+        try await live.stop()
+        XCTAssertEqual(response.status, .ok)
+        XCTAssertEqual(response.headers[.contentType], "application/yaml; charset=utf-8")
+        XCTAssertEqual(String(buffer: response.body ?? .init()), file)
+    }
+}
