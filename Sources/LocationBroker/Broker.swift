@@ -77,6 +77,7 @@ struct Broker: Sendable {
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
         let router = Router(context: BrokerRequestContext.self)
+        router.add(middleware: MethodNotAllowedMiddleware(metrics: metrics))
         let watchLinks = await WatchTokenVerifier(
             backendKey: configuration.backendKey ?? "", ttlSeconds: Int64(configuration.watchTokenTTLSeconds),
             lookup: { [store] id in try await store.donation(id: id) })

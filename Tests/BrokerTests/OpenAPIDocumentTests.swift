@@ -15,4 +15,18 @@ final class OpenAPIDocumentTests: XCTestCase {
         XCTAssertEqual(response.headers[.contentType], "application/yaml; charset=utf-8")
         XCTAssertEqual(String(buffer: response.body ?? .init()), file)
     }
+
+    func testAMethodAKnownPathDoesNotServeGets405WithAllow() async throws {
+        let live = try await LiveBroker.start()
+        let trace = try await live.request(.trace, "/healthz")
+        let post = try await live.backend(.post, "/v1/donations/d-1")
+        let unknown = try await live.request(.get, "/nowhere")
+        try await live.stop()
+        XCTAssertEqual(trace.status, .methodNotAllowed)
+        XCTAssertEqual(trace.headers[.allow], "GET")
+        XCTAssertEqual(trace.error?.message, "TRACE is not served here; this path serves GET")
+        XCTAssertEqual(post.status, .methodNotAllowed)
+        XCTAssertEqual(post.headers[.allow], "GET, PUT, DELETE")
+        XCTAssertEqual(unknown.status, .notFound, "an unknown path is still 404")
+    }
 }

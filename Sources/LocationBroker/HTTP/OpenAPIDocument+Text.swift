@@ -241,7 +241,7 @@ paths:
           description: The OpenAPI document.
           content:
             application/yaml:
-              schema: { type: string }
+              schema: { type: object, required: [openapi, paths] }
 components:
   securitySchemes:
     backendKey:
@@ -257,9 +257,10 @@ components:
       name: id
       in: path
       required: true
-      description: 1 to 128 characters of `A-Z a-z 0-9 . _ : -`.
+      description: "1 to 128 characters of `A-Z a-z 0-9 . _ : -`."
       schema:
         type: string
+        pattern: "^[A-Za-z0-9._:-]{1,128}$"
       example: d-123
   headers:
     NoStore:
@@ -343,17 +344,30 @@ components:
       properties:
         lat: { type: number, minimum: -90, maximum: 90 }
         lon: { type: number, minimum: -180, maximum: 180 }
-        label: { type: string, maxLength: 200 }
+        label: { type: [string, "null"], maxLength: 200 }
     Institution:
       type: object
       required: [lat, lon]
       properties:
         lat: { type: number, minimum: -90, maximum: 90 }
         lon: { type: number, minimum: -180, maximum: 180 }
-        name: { type: string, maxLength: 200 }
+        name: { type: [string, "null"], maxLength: 200 }
     DonationUpdate:
       type: object
       required: [donor, state, home]
+      description: |
+        Besides this schema, the broker checks what a schema cannot say, each with a 400 naming the field:
+        identities in their canonical form (docs/PROTOCOL.md 8.1), a volunteer different from the donor, and
+        the moves of the state machine (409, 8.3).
+      if:
+        properties:
+          state: { not: { enum: [CREATED, CANCELLED] } }
+        required: [state]
+      then:
+        required: [volunteer, institution]
+        properties:
+          volunteer: { type: string }
+          institution: { $ref: "#/components/schemas/Institution" }
       properties:
         donor: { type: string, minLength: 1, maxLength: 254, description: "An identity (e-mail), docs/PROTOCOL.md 8.1." }
         volunteer:

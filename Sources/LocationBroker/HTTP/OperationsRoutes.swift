@@ -8,9 +8,9 @@ struct OperationsRoutes: Sendable {
     func register(on router: Router<BrokerRequestContext>) {
         router.get("healthz") { _, _ -> Response in
             if isDraining() {
-                return Response(status: .serviceUnavailable, body: .init(byteBuffer: ByteBuffer(string: "draining\n")))
+                return Response(status: .serviceUnavailable, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "draining\n")))
             }
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
         }
         router.get("metrics") { _, _ -> Response in
             Response(

@@ -1,0 +1,48 @@
+import BrokerProtocol
+import HTTPTypes
+import Hummingbird
+
+/// Answers a method a known path does not serve with 405 and the `Allow` header (RFC 9110 §15.5.6), instead of
+/// the router's 404, which would say the path does not exist.
+struct MethodNotAllowedMiddleware: RouterMiddleware {
+    typealias Context = BrokerRequestContext
+
+    /// A path's segments, `*` standing for any one segment, and the methods it serves.
+    struct Route: Sendable {
+        let segments: [String]
+        let methods: [HTTPRequest.Method]
+    }
+
+    /// The broker's routes (docs/openapi.yaml, the WebSocket and the tracking page).
+    static let routes: [Route] = [
+        Route(segments: ["healthz"], methods: [.get]),
+        Route(segments: ["metrics"], methods: [.get]),
+        Route(segments: ["openapi.yaml"], methods: [.get]),
+        Route(segments: ["v1", "ws"], methods: [.get]),
+        Route(segments: ["v1", "owntracks"], methods: [.post]),
+        Route(segments: ["v1", "donations", "*"], methods: [.get, .put, .delete]),
+        Route(segments: ["v1", "donations", "*", "watch-token"], methods: [.post]),
+        Route(segments: ["track", "*"], methods: [.get]),
+    ]
+
+    let metrics: BrokerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard let route = Self.routes.first(where: { Self.matches($0.segments, segments) }),
+            !route.methods.contains(request.method), !(request.method == .head && route.methods.contains(.get))
+        else {
+            return try await next(request, context)
+        }
+        metrics.reject(.badRequest)
+        let allowed = route.methods.map(\.rawValue).joined(separator: ", ")
+        var response = JSONResponse.error(
+            .methodNotAllowed, .init(.badRequest, "\(request.method.rawValue) is not served here; this path serves \(allowed)"))
+        response.headers[.allow] = allowed
+        return response
+    }
+
+    private static func matches(_ pattern: [String], _ segments: [Substring]) -> Bool {
+        pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0 == "*" || $0 == $1 }
+    }
+}
