@@ -70,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         }
+        if configuration.logFormat == "json" {
+            LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        }
         var logger = Logger(label: "location-broker")
         logger.logLevel = Logger.Level(rawValue: configuration.logLevel) ?? .info
         let announcer = logger

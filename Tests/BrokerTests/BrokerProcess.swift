@@ -12,6 +12,8 @@ final class BrokerProcess {
     let port: Int
     let database: String
     private let output: Pipe
+    /// What the broker wrote until it listened.
+    let startupOutput: String
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -55,11 +57,13 @@ final class BrokerProcess {
             let chunk = output.fileHandleForReading.availableData
             guard !chunk.isEmpty else { throw BrokerProcessError("the broker exited before listening: \(seen)") }
             seen += String(decoding: chunk, as: UTF8.self)
-            if let range = seen.range(of: #"address=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+            // `address=127.0.0.1:PORT` in text logs, `"address":"127.0.0.1:PORT"` in JSON logs.
+            if let range = seen.range(of: #"address(=|":")127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(seen[range].split(separator: ":").last ?? "") ?? 0
                 break
             }
         }
+        startupOutput = seen
         // Keep draining the logs, or a full pipe would block the broker.
         output.fileHandleForReading.readabilityHandler = { _ = $0.availableData }
     }

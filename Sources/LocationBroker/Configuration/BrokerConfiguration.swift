@@ -91,6 +91,8 @@ struct BrokerConfiguration: Sendable {
     var tlsKey: String?
     /// trace, debug, info, notice, warning, error or critical.
     var logLevel = "info"
+    /// `text` (swift-log's lines) or `json` (one JSON object per line, for log shippers).
+    var logFormat = "text"
 
     /// Where donations are kept, for logs and errors.
     var storeDescription: String { store?.description ?? database }
