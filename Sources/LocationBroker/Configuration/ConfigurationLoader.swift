@@ -19,11 +19,21 @@ enum ConfigurationLoader {
     static func load(
         file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true
     ) throws -> BrokerConfiguration {
+        try loadWithSources(file: file, environment: environment, flags: flags, forServing: forServing).configuration
+    }
+
+    /// ``load(file:environment:flags:forServing:)``, also saying where each setting that is not a default came
+    /// from: `file PATH`, `environment VARIABLE` or `command line` (for `check-config`).
+    static func loadWithSources(
+        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true
+    ) throws -> (configuration: BrokerConfiguration, sources: [String: String]) {
         var configuration = BrokerConfiguration()
+        var sources: [String: String] = [:]
         let path = file ?? (FileManager.default.fileExists(atPath: defaultFile) ? defaultFile : nil)
         if let path {
             for (key, value) in try readYAML(path) {
                 try apply(key, value, to: &configuration, from: "\(path)")
+                sources[key] = "file \(path)"
             }
         }
         let known = Set(ConfigurationKey.all.map(\.environmentVariable))
@@ -33,14 +43,16 @@ enum ConfigurationLoader {
         for key in ConfigurationKey.all {
             if let value = environment[key.environmentVariable] {
                 try apply(key.name, value, to: &configuration, from: "environment variable \(key.environmentVariable)")
+                sources[key.name] = "environment \(key.environmentVariable)"
             }
         }
         for (key, value) in flags {
             try apply(key, value, to: &configuration, from: "command line")
+            sources[key] = "command line"
         }
         try readStorePassword(into: &configuration)
         try validate(configuration, forServing: forServing)
-        return configuration
+        return (configuration, sources)
     }
 
     /// Takes the store's password from `store_password_file`, refusing a second password in the URL. The

@@ -1,0 +1,79 @@
+import Foundation
+import XCTest
+
+@testable import LocationBroker
+
+/// `location-broker check-config`: every effective setting with its source, secrets masked, and serve's
+/// refusals.
+final class ConfigurationReportTests: XCTestCase {
+    private let jwtSecret = "j-0123456789-0123456789-0123456789"
+    private let backendKey = "b-0123456789-0123456789-0123456789"
+
+    private func temporaryFile(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).yaml")
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    func testEverySettingIsShownWithItsSourceAndNoSecret() throws {
+        let file = try temporaryFile("port: 9000\nhistory_size: 10\n")
+        let environment = [
+            "LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey,
+            "LOCATION_BROKER_HISTORY_SIZE": "12",
+        ]
+        let (configuration, sources) = try ConfigurationLoader.loadWithSources(
+            file: file, environment: environment, flags: [("log_level", "debug")])
+        let report = ConfigurationReport(configuration, sources: sources)
+        XCTAssertEqual(report.lines.map(\.key), ConfigurationKey.all.map(\.name), "every setting, in the docs' order")
+        func line(_ key: String) -> ConfigurationReport.Line? { report.lines.first { $0.key == key } }
+        XCTAssertEqual(line("port"), .init(key: "port", value: "9000", source: "file \(file)"))
+        XCTAssertEqual(line("history_size"), .init(key: "history_size", value: "12", source: "environment LOCATION_BROKER_HISTORY_SIZE"))
+        XCTAssertEqual(line("log_level"), .init(key: "log_level", value: "debug", source: "command line"))
+        XCTAssertEqual(line("heartbeat_seconds"), .init(key: "heartbeat_seconds", value: "30", source: "default"))
+        XCTAssertEqual(line("tls_cert")?.value, "(unset)")
+        XCTAssertEqual(line("jwt_secret")?.value, "*** (\(jwtSecret.utf8.count) bytes)")
+        XCTAssertFalse(report.text.contains(jwtSecret))
+        XCTAssertFalse(report.text.contains(backendKey))
+        for key in ConfigurationKey.all.map(\.name) where !ConfigurationReport.secretKeys.contains(key) {
+            XCTAssertFalse(
+                (ConfigurationReport.value(of: key, in: configuration) ?? "").hasPrefix("(not shown"), "\(key) has no effective value to show")
+        }
+    }
+
+    func testAStorePasswordIsNeverShown() throws {
+        let environment = [
+            "LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey,
+            "LOCATION_BROKER_STORE": "postgres://broker:hunter2@db.internal/tracking",
+            "LOCATION_BROKER_CLUSTER_SECRET": "c-0123456789-0123456789-0123456789",
+        ]
+        let (configuration, sources) = try ConfigurationLoader.loadWithSources(file: try temporaryFile(""), environment: environment, flags: [])
+        let text = ConfigurationReport(configuration, sources: sources).text
+        XCTAssertTrue(text.contains("postgres://broker@db.internal:5432/tracking"), text)
+        XCTAssertFalse(text.contains("hunter2"))
+        XCTAssertFalse(text.contains("c-0123456789"))
+    }
+
+    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() throws {
+        func run(_ environment: [String: String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = try BrokerProcess.executable()
+            process.arguments = ["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"]
+            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LOCATION_BROKER_") }.merging(environment) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        let good = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
+        XCTAssertEqual(good.status, 0, good.output)
+        XCTAssertTrue(good.output.contains("port "), good.output)
+        XCTAssertTrue(good.output.contains("= 9001  (command line)"), good.output)
+        XCTAssertFalse(good.output.contains(backendKey))
+        let refused = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.output.contains("no backend key: set LOCATION_BROKER_BACKEND_KEY"), refused.output)
+    }
+}
