@@ -17,9 +17,7 @@ final class WatchLinkClusterTests: XCTestCase {
     }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {
-        let response = try await LiveBroker.backend(
-            port: node.port, .put, "/v1/donations/\(id)", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: state))
-        XCTAssertEqual(response.status, .ok, String(buffer: response.body ?? .init()), file: file, line: line)
+        try await ClusterFixture.put(id, on: node, donor: donorID, volunteer: volunteerID, state: state, file: file, line: line)
     }
 
     private func mint(_ id: String, on node: BrokerProcess) async throws -> WatchLink {
