@@ -18,7 +18,12 @@ public final class BrokerConnection: Sendable {
     /// Resumed once, when the upgrade succeeds or fails.
     private let opening = Mutex<CheckedContinuation<Void, any Error>?>(nil)
 
-    private init() {}
+    /// How long ``close()`` waits for the close handshake before cutting the socket.
+    private let closeTimeout: Duration
+
+    private init(closeTimeout: Duration) {
+        self.closeTimeout = closeTimeout
+    }
 
     /// Connects to `url` (`ws://host:port/v1/ws`) with `token`, sent as `Authorization: Bearer`.
     /// - Throws: ``BrokerClientError`` when the upgrade is refused (for example a bad token) or the server is unreachable.
@@ -32,7 +37,7 @@ public final class BrokerConnection: Sendable {
         keepalive: Duration? = nil, closeTimeout: Duration = .seconds(15),
         logger: Logger = Logger(label: "broker-client")
     ) async throws -> BrokerConnection {
-        let connection = BrokerConnection()
+        let connection = BrokerConnection(closeTimeout: closeTimeout)
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }
         let configuration = WebSocketClientConfiguration(
@@ -144,11 +149,19 @@ public final class BrokerConnection: Sendable {
         await running?.value
     }
 
-    /// Closes the connection with 1000 and waits until it is closed.
+    /// Closes the connection with 1000 and waits until it is closed, at most about `closeTimeout`: a path that went
+    /// silent never answers the close frame, so the socket is then cut.
     public func close() async {
+        let running = task.withLock { $0 }
+        let closeTimeout = closeTimeout
+        let watchdog = Task {
+            try await Task.sleep(for: closeTimeout)
+            running?.cancel()
+        }
         if let writer = writer.withLock({ $0 }) {
             try? await writer.close(.normalClosure, reason: nil)
         }
-        await task.withLock({ $0 })?.value
+        await running?.value
+        watchdog.cancel()
     }
 }
