@@ -272,4 +272,53 @@ final class ClientFaultTests: XCTestCase {
         await proxy.stop()
         try await live.stop()
     }
+
+    /// The acceptance check: `tracker-watch --plain` through a path that goes silent, with the broker's
+    /// heartbeat at 5 s, shows a newer position within 30 s (its first connection pings every 10 s: the policy's
+    /// assumption before any `welcome`).
+    func testTrackerWatchThroughASilentPathShowsANewerPositionWithin30Seconds() async throws {
+        let live = try await LiveBroker.start {
+            $0.heartbeatSeconds = 5
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
+        }
+        try await live.put("d-1", state: .beingLookedFor)
+        let proxy = try await FaultProxy.start(target: live.port)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let file = try FileHandle(forWritingTo: output)
+        let watcher = Process()
+        watcher.executableURL = try BrokerProcess.executable("tracker-watch")
+        watcher.arguments = [
+            "--broker", "ws://127.0.0.1:\(proxy.port)", "--token", try await LiveBroker.token("donor@example.org"), "--donation", "d-1", "--plain",
+        ]
+        watcher.standardOutput = file
+        watcher.standardError = file
+        try watcher.run()
+        let text = { String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self) }
+        do {
+            let volunteer = try await live.connect("vol@example.org")
+            try await waitUntil("tracker-watch subscribed") { text().contains(" subscribed ") }
+            let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
+            try await waitUntil("the first position shown") { text().contains("seq=\(first)") }
+            proxy.silence()
+            let cut = ContinuousClock.now
+            let next = try await volunteer.publishKept(position(metresFromHome: 1_200))
+            let deadline = cut + .seconds(30)
+            while !text().contains("seq=\(next)"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            let took = ContinuousClock.now - cut
+            XCTAssertTrue(text().contains("seq=\(next)"), "no newer position within 30 s:\n\(text())")
+            print("ClientFaultTests: tracker-watch, silent path, heartbeat 5 s: recovered in \(took)")
+            try await live.put("d-1", state: .cancelled)
+            try await waitUntil("tracker-watch exited") { !watcher.isRunning }
+            XCTAssertEqual(watcher.terminationStatus, 1, text())
+            await volunteer.close()
+        } catch {
+            XCTFail("\(error):\n\(text())")
+        }
+        if watcher.isRunning { watcher.terminate() }
+        try? file.close()
+        await proxy.stop()
+        try await live.stop()
+    }
 }
