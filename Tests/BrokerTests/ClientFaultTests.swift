@@ -321,4 +321,62 @@ final class ClientFaultTests: XCTestCase {
         await proxy.stop()
         try await live.stop()
     }
+
+    /// A whole trip under seeded random faults (silence, reset, a short refusal): every position the broker kept is
+    /// yielded once, in seq order, and the sequence ends with delivered.
+    func testAWholeTripUnderRandomFaultsYieldsEveryKeptPositionOnceInOrder() async throws {
+        try await withScenario { scenario in
+            var random = SeededFaults(seed: 14)
+            let (volunteer, first) = try await begin(scenario)
+            var kept: [Int64] = [first]
+            var metres = 1_400.0
+            for step in 0..<24 {
+                if step % 4 == 3 {
+                    switch random.next() % 3 {
+                    case 0: scenario.proxy.silence()
+                    case 1: await scenario.proxy.reset()
+                    default:
+                        scenario.proxy.refuse(for: .milliseconds(800))
+                        await scenario.proxy.reset()
+                    }
+                }
+                kept.append(try await volunteer.publishKept(position(metresFromHome: metres)))
+                metres -= 40
+                try await Task.sleep(for: .milliseconds(Int64(100 + random.next() % 200)))
+            }
+            let expected = kept
+            try await scenario.recorder.wait(for: "every kept position", within: .seconds(20)) { _ in
+                Set(scenario.recorder.positions).isSuperset(of: expected)
+            }
+            // The trip goes on: a pause, a resume, one more position, delivered.
+            try await scenario.live.put("d-1", state: .pickedByVolunteer)
+            try await scenario.live.put("d-1", state: .beingTakenTo)
+            try await scenario.recorder.wait(for: "the resume") { $0 == .resumed(.beingTakenTo, destination: .institution) }
+            kept.append(try await volunteer.publishKept(position(metresFromHome: 500)))
+            let last = kept.last ?? 0
+            try await scenario.recorder.wait(for: "the position after the resume", isPosition(last))
+            try await scenario.live.put("d-1", state: .delivered)
+            let end = await scenario.run.value
+            await scenario.reader.value  // every event recorded
+            XCTAssertEqual(end, .unsubscribed(.delivered))
+            XCTAssertEqual(scenario.recorder.positions, kept, "every kept position once, in seq order")
+            XCTAssertEqual(scenario.recorder.all.last, .ended(.unsubscribed(.delivered)))
+            let reconnects = scenario.recorder.all.filter { if case .connection(.reconnected) = $0 { true } else { false } }.count
+            XCTAssertGreaterThanOrEqual(reconnects, 4, "the faults did cut the watcher off")
+            await volunteer.close()
+        }
+    }
+}
+
+/// A small seeded generator for the order of the faults.
+struct SeededFaults {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
