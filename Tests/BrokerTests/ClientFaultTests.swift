@@ -285,7 +285,7 @@ final class ClientFaultTests: XCTestCase {
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let file = try FileHandle(forWritingTo: output)
         let watcher = Process()
         watcher.executableURL = try BrokerProcess.executable("tracker-watch")
