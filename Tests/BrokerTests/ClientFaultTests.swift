@@ -362,7 +362,7 @@ final class ClientFaultTests: XCTestCase {
             XCTAssertEqual(scenario.recorder.positions, kept, "every kept position once, in seq order")
             XCTAssertEqual(scenario.recorder.all.last, .ended(.unsubscribed(.delivered)))
             let reconnects = scenario.recorder.all.filter { if case .connection(.reconnected) = $0 { true } else { false } }.count
-            XCTAssertGreaterThanOrEqual(reconnects, 4, "the faults did cut the watcher off")
+            XCTAssertGreaterThanOrEqual(reconnects, 2, "the faults did cut the watcher off (a fault that lands while it is already reconnecting cuts nothing)")
             await volunteer.close()
         }
     }
