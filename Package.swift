@@ -83,6 +83,8 @@ let package = Package(
         // `location-broker`: the command line around the library.
         .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
+        // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
+        .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol"]),
         .testTarget(
             name: "BrokerTests",
             dependencies: [

@@ -18,20 +18,31 @@ public final class BrokerConnection: Sendable {
     /// Resumed once, when the upgrade succeeds or fails.
     private let opening = Mutex<CheckedContinuation<Void, any Error>?>(nil)
 
-    private init() {}
+    /// How long ``close()`` waits for the close handshake before cutting the socket.
+    private let closeTimeout: Duration
+
+    private init(closeTimeout: Duration) {
+        self.closeTimeout = closeTimeout
+    }
 
     /// Connects to `url` (`ws://host:port/v1/ws`) with `token`, sent as `Authorization: Bearer`.
     /// - Throws: ``BrokerClientError`` when the upgrade is refused (for example a bad token) or the server is unreachable.
     ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
     ///   - timeout: how long the TCP connection, TLS and the upgrade may take together.
+    ///   - keepalive: when set, a ping goes out every `keepalive` and the socket is closed when the answer to one
+    ///     has not come by the next ("Ping timeout"): a path that went silent is left within two periods.
+    ///   - closeTimeout: how long ``close()`` waits for the broker's close frame before cutting the socket.
     public static func connect(
         url: String, token: String?, tls: TLSConfiguration? = nil, timeout: Duration = .seconds(10),
+        keepalive: Duration? = nil, closeTimeout: Duration = .seconds(15),
         logger: Logger = Logger(label: "broker-client")
     ) async throws -> BrokerConnection {
-        let connection = BrokerConnection()
+        let connection = BrokerConnection(closeTimeout: closeTimeout)
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 1 << 20, additionalHeaders: headers, autoPing: .disabled)
+        let configuration = WebSocketClientConfiguration(
+            maxFrameSize: 1 << 20, additionalHeaders: headers, closeTimeout: closeTimeout,
+            autoPing: keepalive.map { .enabled(timePeriod: $0) } ?? .disabled)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             connection.opening.withLock { $0 = continuation }
             let task = Task {
@@ -52,7 +63,9 @@ public final class BrokerConnection: Sendable {
                     connection.events.push(.closed(code: closeFrame.map { Self.number($0.closeCode) }, reason: closeFrame?.reason))
                 } catch {
                     if let pending = connection.opening.withLock({ $0.take() }) {
-                        pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url): \(error)"))
+                        let refused = (error as? WebSocketClientError) == .webSocketUpgradeFailed
+                        pending.resume(
+                            throwing: BrokerClientError("could not open a WebSocket to \(url): \(error)", kind: refused ? .upgradeRefused : .unreachable))
                     } else {
                         connection.events.push(.closed(code: nil, reason: "\(error)"))
                     }
@@ -66,7 +79,7 @@ public final class BrokerConnection: Sendable {
                 try? await Task.sleep(for: timeout)
                 if let pending = connection.opening.withLock({ $0.take() }) {
                     task.cancel()
-                    pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url) within \(timeout)"))
+                    pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url) within \(timeout)", kind: .unreachable))
                 }
             }
         }
@@ -128,11 +141,27 @@ public final class BrokerConnection: Sendable {
         }
     }
 
-    /// Closes the connection with 1000 and waits until it is closed.
+    /// Cuts the connection without a close handshake (it is taken as dead: a close frame would never be answered),
+    /// and waits until it is gone.
+    public func abort() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+    }
+
+    /// Closes the connection with 1000 and waits until it is closed, at most about `closeTimeout`: a path that went
+    /// silent never answers the close frame, so the socket is then cut.
     public func close() async {
+        let running = task.withLock { $0 }
+        let closeTimeout = closeTimeout
+        let watchdog = Task {
+            try await Task.sleep(for: closeTimeout)
+            running?.cancel()
+        }
         if let writer = writer.withLock({ $0 }) {
             try? await writer.close(.normalClosure, reason: nil)
         }
-        await task.withLock({ $0 })?.value
+        await running?.value
+        watchdog.cancel()
     }
 }

@@ -12,10 +12,22 @@ public enum BrokerEvent: Sendable, Equatable {
 
 /// Why a client call failed.
 public struct BrokerClientError: Error, CustomStringConvertible, Equatable {
-    public let description: String
+    /// What kind of failure, for code that retries.
+    public enum Kind: Sendable, Equatable {
+        /// Anything else.
+        case other
+        /// The server answered the upgrade with something else than 101 (a refused token, 404, 429, 503...).
+        case upgradeRefused
+        /// No WebSocket could be opened: refused, unreachable, timed out, TLS.
+        case unreachable
+    }
 
-    public init(_ description: String) {
+    public let description: String
+    public let kind: Kind
+
+    public init(_ description: String, kind: Kind = .other) {
         self.description = description
+        self.kind = kind
     }
 
     static let notConnected = BrokerClientError("the connection is not open")

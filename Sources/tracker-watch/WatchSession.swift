@@ -4,162 +4,153 @@ import Foundation
 import Logging
 import WatchRendering
 
-/// Connects, subscribes, feeds frames to the ``WatchState`` and the display, and reconnects with backoff.
+/// Runs a ``DonationWatcher`` (the library does the connecting, reconnecting and catching up) and feeds what it
+/// yields to the ``WatchState`` and the display, letting time pass on the screen between events.
 ///
-/// Runs in one task and owns its state; nothing is shared but the connection, which is `Sendable`.
+/// Runs in one task and owns its state; the watcher runs in a task of its own.
 final class WatchSession {
-    /// How the watching of one connection ended.
-    private enum Outcome {
-        case ended(WatchEnd)
-        case lost(String)
-    }
-
-    /// How long to wait for the answer to `subscribe` before taking the connection as dead.
-    static let subscribeTimeoutMilliseconds: Int64 = 10_000
-    /// How often to ask again while a resubscribe is answered `not-trackable` (the trip is paused).
-    static let notTrackableRetryMilliseconds: Int64 = 15_000
-    /// How long to wait for a frame before letting time pass on the screen.
+    /// How often time passes on the screen (the age of the fix, the reconnect countdown).
     static let tickInterval: Duration = .milliseconds(250)
 
-    private let url: String
-    private let token: String
-    private let target: ClientFrame.Target
+    /// What the session's loop takes in, in order.
+    private enum Input: Sendable {
+        case event(DonationEvent)
+        case tick
+        case finished(DonationWatcher.End)
+    }
+
+    private let watcher: DonationWatcher
     private let display: any WatchDisplay
-    private let logger: Logger
-    private let backoff = Backoff()
     private var state: WatchState
-    /// Whether a subscription was ever granted: before that, any refusal or failure is final.
-    private var subscribedOnce = false
-    /// Failed attempts since the last granted subscription, for the backoff.
-    private var failures = 0
-    private var requestCount = 0
+    /// What the watcher said of the donation, kept up to date: its frames are rebuilt from it for the reducer.
+    private var facts: DonationFacts?
 
     init(url: String, token: String, target: ClientFrame.Target, display: any WatchDisplay, logger: Logger) {
-        self.url = url
-        self.token = token
-        self.target = target
+        var options = DonationWatcher.Options()
+        // A wrong address or token is reported at once; once watching, every failure is retried.
+        options.policy.attemptsBeforeFirstConnection = 1
+        watcher = DonationWatcher(url: url, target: target, options: options, logger: logger) { token }
         self.display = display
-        self.logger = logger
         state = WatchState(request: target)
     }
 
     /// Watches until the tracking ends or cannot go on, and returns why.
     func run() async -> WatchEnd {
         display.start()
-        while true {
-            apply(.connecting)
-            let connection: BrokerConnection
-            do {
-                connection = try await BrokerConnection.connect(url: url, token: token, logger: logger)
-            } catch {
-                let failure = await ConnectFailure.diagnose(error, url: url, token: token)
-                logger.warning("could not connect", metadata: ["reason": "\(failure.reason)"])
-                if failure.isFinal || !subscribedOnce { return finish(failure.end) }
-                await waitBeforeRetry(reason: failure.reason)
-                continue
-            }
-            let outcome = await watch(connection)
-            await connection.close()
-            switch outcome {
-            case .ended(let end):
-                return finish(end)
-            case .lost(let reason):
-                logger.warning("connection lost", metadata: ["reason": "\(reason)"])
-                apply(.lost(reason: reason))
-                await waitBeforeRetry(reason: reason)
+        apply(.connecting)
+        let (inputs, feed) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(1024))
+        let watcher = watcher
+        let running = Task {
+            let end = await watcher.run()
+            feed.yield(.finished(end))
+        }
+        let forwarding = Task {
+            for await event in watcher { feed.yield(.event(event)) }
+        }
+        let interval = Self.tickInterval
+        let ticking = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                feed.yield(.tick)
             }
         }
+        var end: WatchEnd?
+        for await input in inputs {
+            switch input {
+            case .tick:
+                tick(now: Self.now())
+            case .event(let event):
+                take(event)
+            case .finished(let reason):
+                // Every event was yielded before `run()` returned: take the ones still queued first.
+                await forwarding.value
+                end = Self.watchEnd(reason)
+                feed.finish()
+            }
+        }
+        ticking.cancel()
+        running.cancel()
+        return finish(state.ended ?? end ?? .interrupted)
     }
 
-    // MARK: One connection
+    // MARK: Events to the reducer
 
-    private func watch(_ connection: BrokerConnection) async -> Outcome {
-        if subscribedOnce { apply(.resubscribing(since: state.highestSeq)) }
-        var pending: String?
-        do {
-            pending = try await subscribe(connection)
-        } catch {
-            return .lost("could not send subscribe: \(error)")
-        }
-        var sentAt = Self.now()
-        var resubscribeAt: Int64?
-        while true {
-            if let at = resubscribeAt, Self.now() >= at {
-                resubscribeAt = nil
-                do {
-                    pending = try await subscribe(connection)
-                } catch {
-                    return .lost("could not send subscribe: \(error)")
-                }
-                sentAt = Self.now()
-            }
-            let event = await connection.nextEvent(timeout: Self.tickInterval)
-            let now = Self.now()
-            guard let event else {
-                if pending != nil, now - sentAt > Self.subscribeTimeoutMilliseconds {
-                    return .lost("no answer to subscribe within \(Self.subscribeTimeoutMilliseconds / 1000) s")
-                }
-                tick(now: now)
-                continue
-            }
+    private func take(_ event: DonationEvent) {
+        let now = Self.now()
+        switch event {
+        case .connection(.connected):
+            break
+        case .connection(.reconnecting(let delay, let attempt, let reason)):
+            if case .live = state.connection { apply(.lost(reason: reason)) }
+            apply(.retrying(attempt: attempt, at: now + Self.milliseconds(delay), reason: reason))
+        case .connection(.reconnected(let since)):
+            apply(.resubscribing(since: since))
+            if let facts { show(state.apply(.subscribed(Self.subscribed(facts)), now: now), now: now) }
+        case .subscribed(let new):
+            facts = new
+            show(state.apply(.subscribed(Self.subscribed(new)), now: now), now: now)
+        case .waitingForFirstPosition, .stale, .fresh:
+            // The state tells these itself from the fix's age.
+            break
+        case .position(let seq, let position):
+            guard let facts else { return }
+            show(state.apply(.position(.init(channel: facts.channel, seq: seq, position: position)), now: now), now: now)
+        case .paused(let newState), .resumed(let newState, _), .state(let newState, _, _):
+            guard var facts else { return }
+            facts.state = newState
             switch event {
-            case .closed(let code, let reason):
-                return .lost(Self.describeClose(code: code, reason: reason))
-            case .undecodable(let text):
-                // A newer broker may send frames this watcher does not know: skip them.
-                logger.debug("skipped an unknown frame", metadata: ["text": "\(text.prefix(200))"])
-            case .frame(.error(let error), _) where error.re != nil && error.re == pending:
-                pending = nil
-                if !subscribedOnce { return .ended(.refused(error.code, message: error.message)) }
-                switch error.code {
-                case .notTrackable:
-                    let at = now + Self.notTrackableRetryMilliseconds
-                    apply(.notTrackable(message: error.message, retryAt: at))
-                    resubscribeAt = at
-                case .unavailable, .internal, .rateLimited:
-                    return .lost("the broker could not subscribe now (\(error.code.rawValue)): \(error.message)")
-                default:
-                    return .ended(.refusedAfterReconnect(error.code, message: error.message))
-                }
-            case .frame(let frame, _):
-                if case .subscribed(let subscribed) = frame, subscribed.re == pending {
-                    pending = nil
-                    subscribedOnce = true
-                    failures = 0
-                }
-                // Apply first: an argument list would read `state` before `apply` changes it.
-                let update = state.apply(frame, now: now)
-                display.show(state, update: update, now: now)
-                if let end = state.ended { return .ended(end) }
+            case .paused: (facts.tracking, facts.destination) = (false, nil)
+            case .resumed(_, let destination): (facts.tracking, facts.destination) = (true, destination)
+            case .state(_, let tracking, let destination): (facts.tracking, facts.destination) = (tracking, destination)
+            default: break
+            }
+            self.facts = facts
+            var change = ServerFrame.StateChange(channel: facts.channel, donation: facts.donation, state: newState)
+            change.tracking = facts.tracking
+            change.destination = facts.destination
+            show(state.apply(.state(change), now: now), now: now)
+        case .presence(let online, let lastSeen):
+            guard let facts else { return }
+            show(state.apply(.presence(.init(channel: facts.channel, online: online, lastSeen: lastSeen)), now: now), now: now)
+        case .arrival(let place, let distance):
+            guard let facts else { return }
+            show(state.apply(.arrival(.init(channel: facts.channel, donation: facts.donation, place: place, distance: distance)), now: now), now: now)
+        case .ended(let end):
+            if case .unsubscribed(let reason) = end, let facts {
+                show(state.apply(.unsubscribed(.init(re: nil, channel: facts.channel, donation: facts.donation, reason: reason)), now: now), now: now)
+            } else {
+                apply(.ended(Self.watchEnd(end)))
             }
         }
     }
 
-    /// Sends `subscribe`, with `since` once positions were seen, and returns its request id.
-    private func subscribe(_ connection: BrokerConnection) async throws -> String {
-        requestCount += 1
-        let id = "s\(requestCount)"
-        try await connection.send(.subscribe(.init(id: id, target: target, since: state.highestSeq)))
-        return id
+    /// The `subscribed` frame the reducer expects, rebuilt from the facts (positions come as their own events).
+    private static func subscribed(_ facts: DonationFacts) -> ServerFrame.Subscribed {
+        ServerFrame.Subscribed(
+            re: nil, channel: facts.channel, donation: facts.donation, state: facts.state, tracking: facts.tracking,
+            destination: facts.destination, home: facts.home, institution: facts.institution, last: nil, online: facts.online)
+    }
+
+    /// The watcher's end in the words and exit codes of the terminal.
+    static func watchEnd(_ end: DonationWatcher.End) -> WatchEnd {
+        switch end {
+        case .unsubscribed(let reason): .unsubscribed(reason)
+        case .refused(let code, let message): .refused(code, message: message)
+        case .refusedAfterReconnect(let code, let message): .refusedAfterReconnect(code, message: message)
+        case .unauthorized(let why): .unauthorized(why)
+        case .connectionFailed(let why): .connectionFailed(why)
+        case .stopped: .interrupted
+        }
     }
 
     // MARK: Helpers
 
-    /// Waits the backoff delay before the next attempt, keeping the screen ticking.
-    private func waitBeforeRetry(reason: String) async {
-        failures += 1
-        let delay = backoff.delay(attempt: failures, random: Double.random(in: 0..<1))
-        let at = Self.now() + Int64(delay * 1000)
-        apply(.retrying(attempt: failures, at: at, reason: reason))
-        while Self.now() < at {
-            try? await Task.sleep(for: .milliseconds(min(250, max(1, at - Self.now()))))
-            tick(now: Self.now())
-        }
-    }
-
     private func apply(_ event: LinkEvent) {
         let now = Self.now()
-        let update = state.apply(event, now: now)
+        show(state.apply(event, now: now), now: now)
+    }
+
+    private func show(_ update: WatchUpdate, now: Int64) {
         display.show(state, update: update, now: now)
     }
 
@@ -182,16 +173,8 @@ final class WatchSession {
         return state.ended ?? end
     }
 
-    /// Words for a close code and reason, as the broker uses them.
-    static func describeClose(code: Int?, reason: String?) -> String {
-        let reason = reason.flatMap { $0.isEmpty ? nil : $0 }
-        switch code {
-        case 4001?: return "the token expired (4001)"
-        case 4008?: return "the connection fell behind (4008)"
-        case 1001?: return "\(reason ?? "the broker went away") (1001)"
-        case let code?: return reason.map { "\($0) (\(code))" } ?? "closed with code \(code)"
-        case nil: return reason ?? "the connection dropped"
-        }
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// The wall clock in milliseconds since the Unix epoch.

@@ -2,18 +2,8 @@ import BrokerProtocol
 import WatchRendering
 import XCTest
 
-/// Backoff, broker addresses and terminal text.
+/// Broker addresses and terminal text (the backoff is the client library's: ClientTests).
 final class SupportTests: XCTestCase {
-    func testBackoffDoublesFromHalfASecondToFifteenWithJitter() {
-        let backoff = Backoff()
-        XCTAssertEqual((1...8).map { backoff.delay(attempt: $0, random: 0.5) }, [0.5, 1, 2, 4, 8, 15, 15, 15])
-        XCTAssertEqual(backoff.delay(attempt: 1, random: 0), 0.4, accuracy: 1e-9)
-        XCTAssertEqual(backoff.delay(attempt: 1, random: 0.999_999), 0.6, accuracy: 1e-5)
-        XCTAssertEqual(backoff.delay(attempt: 5, random: 0), 6.4, accuracy: 1e-9)
-        XCTAssertEqual(backoff.delay(attempt: 1000, random: 1), 15)
-        XCTAssertEqual(backoff.delay(attempt: 0, random: 0.5), 0.5)
-    }
-
     func testTheBrokerAddressGetsTheWebSocketPath() {
         XCTAssertEqual(BrokerAddress.webSocketURL("ws://127.0.0.1:8080"), "ws://127.0.0.1:8080/v1/ws")
         XCTAssertEqual(BrokerAddress.webSocketURL("ws://127.0.0.1:8080/"), "ws://127.0.0.1:8080/v1/ws")

@@ -1,0 +1,382 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import LocationBroker
+
+/// The client library under network faults: a real broker (heartbeat 1 s), real sockets, and a ``FaultProxy``
+/// between the library and the broker that goes silent, resets, or refuses. The volunteer's test connection
+/// goes to the broker directly, so only the library's path breaks.
+///
+/// Each test prints the time the library took to recover (`recovered in`); docs/CLIENTS.md quotes them.
+final class ClientFaultTests: XCTestCase {
+    /// Fast numbers for tests: a heartbeat of 1 s and backoff up to 1 s.
+    static let policy = ConnectionStateMachine.Policy(
+        initialDelay: .milliseconds(200), maximumDelay: .seconds(1), assumedHeartbeat: .seconds(1), openTimeout: .seconds(3))
+
+    /// What a watcher yielded, read by the test while it runs.
+    final class Recorder: Sendable {
+        private let events = Mutex<[DonationEvent]>([])
+
+        var all: [DonationEvent] { events.withLock { $0 } }
+
+        func append(_ event: DonationEvent) { events.withLock { $0.append(event) } }
+
+        /// Waits until an event matches, for at most `limit`; returns how long it took.
+        @discardableResult
+        func wait(
+            for what: String, within limit: Duration = .seconds(15), file: StaticString = #filePath, line: UInt = #line,
+            _ matches: @escaping (DonationEvent) -> Bool
+        ) async throws -> Duration {
+            let start = ContinuousClock.now
+            while !all.contains(where: matches) {
+                guard ContinuousClock.now - start < limit else {
+                    XCTFail("no \(what) within \(limit); events: \(all)", file: file, line: line)
+                    throw BrokerClientError("timed out waiting for \(what)")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return ContinuousClock.now - start
+        }
+
+        var positions: [Int64] { all.compactMap { if case .position(let seq, _) = $0 { seq } else { nil } } }
+    }
+
+    /// A broker, a proxy, a watcher of d-1 through the proxy and a volunteer connected directly.
+    final class Scenario: Sendable {
+        let broker: Mutex<LiveBroker>
+        let proxy: FaultProxy
+        let watcher: DonationWatcher
+        let recorder = Recorder()
+        let run: Task<DonationWatcher.End, Never>
+        let reader: Task<Void, Never>
+
+        init(broker: LiveBroker, proxy: FaultProxy, watcher: DonationWatcher) {
+            self.broker = Mutex(broker)
+            self.proxy = proxy
+            self.watcher = watcher
+            run = Task { await watcher.run() }
+            let recorder = recorder
+            reader = Task { for await event in watcher { recorder.append(event) } }
+        }
+
+        var live: LiveBroker { broker.withLock { $0 } }
+
+        static func start() async throws -> Scenario {
+            let live = try await LiveBroker.start {
+                $0.heartbeatSeconds = 1
+                $0.publishRate = 1000
+                $0.publishBurst = 1000
+            }
+            try await live.put("d-1", state: .beingLookedFor)
+            let proxy = try await FaultProxy.start(target: live.port)
+            let watcher = DonationWatcher(
+                url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: policy, subscribeTimeout: .seconds(3))
+            ) { try await LiveBroker.token("donor@example.org") }
+            return Scenario(broker: live, proxy: proxy, watcher: watcher)
+        }
+
+        /// Stops everything it started, whatever happened.
+        func stop() async {
+            run.cancel()
+            _ = await run.value
+            await reader.value
+            await proxy.stop()
+            try? await live.stop()
+        }
+    }
+
+    /// Runs `body` with a started scenario and always stops it.
+    private func withScenario(_ body: (Scenario) async throws -> Void) async throws {
+        let scenario = try await Scenario.start()
+        do {
+            try await body(scenario)
+        } catch {
+            await scenario.stop()
+            throw error
+        }
+        await scenario.stop()
+    }
+
+    private func isPosition(_ seq: Int64) -> (DonationEvent) -> Bool {
+        { if case .position(seq, _) = $0 { true } else { false } }
+    }
+
+    /// Connects the volunteer, waits for the watcher's subscription and shows one position.
+    private func begin(_ scenario: Scenario) async throws -> (BrokerConnection, Int64) {
+        let volunteer = try await scenario.live.connect("vol@example.org")
+        try await scenario.recorder.wait(for: "connected") { $0 == .connection(.connected) }
+        let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
+        try await scenario.recorder.wait(for: "the first position", isPosition(first))
+        return (volunteer, first)
+    }
+
+    /// After a fault: a position published now must reach the watcher; returns the time it took.
+    private func recover(_ scenario: Scenario, volunteer: BrokerConnection, after first: Int64, fault: String, within limit: Duration) async throws {
+        let start = ContinuousClock.now
+        let next = try await volunteer.publishKept(position(metresFromHome: 1_000))
+        try await scenario.recorder.wait(for: "the position published after the \(fault)", within: limit, isPosition(next))
+        let took = ContinuousClock.now - start
+        print("ClientFaultTests: \(fault): recovered in \(took)")
+        XCTAssertTrue(scenario.recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } })
+        XCTAssertTrue(scenario.recorder.all.contains(.connection(.reconnected(since: first))), "resumed with since = \(first)")
+        XCTAssertEqual(scenario.recorder.positions, scenario.recorder.positions.sorted(), "seq order")
+        XCTAssertEqual(Set(scenario.recorder.positions).count, scenario.recorder.positions.count, "each seq once")
+    }
+
+    /// The silent path: no FIN, no RST. Two heartbeats (2 s) of silence, plus the backoff (up to 1 s).
+    func testASilentPathIsLeftAndAPositionPublishedAfterTheCutArrives() async throws {
+        try await withScenario { scenario in
+            let (volunteer, first) = try await begin(scenario)
+            scenario.proxy.silence()
+            try await recover(scenario, volunteer: volunteer, after: first, fault: "silent path", within: .seconds(2 + 1 + 3))
+            try await scenario.live.put("d-1", state: .pickedByVolunteer)
+            try await scenario.recorder.wait(for: "the pause") { $0 == .paused(.pickedByVolunteer) }
+            try await scenario.live.put("d-1", state: .beingTakenTo)
+            try await scenario.recorder.wait(for: "the resume") { $0 == .resumed(.beingTakenTo, destination: .institution) }
+            try await scenario.live.put("d-1", state: .delivered)
+            try await scenario.recorder.wait(for: "delivered") { $0 == .ended(.unsubscribed(.delivered)) }
+            let end = await scenario.run.value
+            XCTAssertEqual(end, .unsubscribed(.delivered))
+            await volunteer.close()
+        }
+    }
+
+    func testAResetConnectionIsReopenedAtOnce() async throws {
+        try await withScenario { scenario in
+            let (volunteer, first) = try await begin(scenario)
+            await scenario.proxy.reset()
+            try await recover(scenario, volunteer: volunteer, after: first, fault: "reset", within: .seconds(1 + 3))
+            await volunteer.close()
+        }
+    }
+
+    func testRefusedConnectionsAreRetriedUntilTheyAreAcceptedAgain() async throws {
+        try await withScenario { scenario in
+            let (volunteer, first) = try await begin(scenario)
+            scenario.proxy.refuse(for: .seconds(10))
+            let acceptedBefore = scenario.proxy.accepted
+            await scenario.proxy.reset()
+            try await recover(scenario, volunteer: volunteer, after: first, fault: "10 s of refusal", within: .seconds(10 + 1 + 3))
+            XCTAssertGreaterThan(scenario.proxy.accepted - acceptedBefore, 5, "it kept trying while refused, with a capped backoff")
+            await volunteer.close()
+        }
+    }
+
+    func testABrokerRestartIsFollowedAndPositionsResume() async throws {
+        try await withScenario { scenario in
+            let (volunteer, first) = try await begin(scenario)
+            await volunteer.close()
+            let old = scenario.live
+            try await old.stop()
+            let restarted = try await LiveBroker.start(database: old.database) {
+                $0.heartbeatSeconds = 1
+                $0.publishRate = 1000
+                $0.publishBurst = 1000
+            }
+            scenario.broker.withLock { $0 = restarted }
+            scenario.proxy.target = restarted.port
+            let again = try await restarted.connect("vol@example.org")
+            try await recover(scenario, volunteer: again, after: first, fault: "broker restart", within: .seconds(1 + 3))
+            await again.close()
+        }
+    }
+
+    func testAnExpiredTokenIsRenewedAndThePublisherGoesOn() async throws {
+        let live = try await LiveBroker.start {
+            $0.heartbeatSeconds = 1
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
+        }
+        try await live.put("d-1", state: .beingLookedFor)
+        let calls = Mutex(0)
+        // The first token expires 2 s after connecting (30 s leeway); the next ones are good for an hour.
+        let publisher = VolunteerPublisher(url: live.webSocketURL, options: .init(policy: Self.policy)) {
+            let call = calls.withLock { $0 += 1; return $0 }
+            return try await LiveBroker.token("vol@example.org", ttl: call == 1 ? -28 : 3600)
+        }
+        let events = Mutex<[VolunteerPublisher.Event]>([])
+        let run = Task { await publisher.run() }
+        let reader = Task { for await event in publisher.events { events.withLock { $0.append(event) } } }
+        let donor = try await live.connect("donor@example.org")
+        do {
+            try await donor.send(.subscribe(.init(id: "s1", target: .donation("d-1"))))
+            guard case .subscribed = try await donor.next() else { throw BrokerClientError("not subscribed") }
+            try await waitUntil("the publisher connected") { events.withLock { $0.contains(.connection(.connected)) } }
+            await publisher.publish(position(metresFromHome: 1_400))
+            try await waitUntil("an audience of one") { publisher.audience == .init(tracking: true, watchers: 1) }
+            try await waitUntil("the token expired and was renewed") {
+                events.withLock { $0.contains(.connection(.reconnected(since: nil))) }
+            }
+            XCTAssertGreaterThanOrEqual(calls.withLock { $0 }, 2, "a fresh token was asked for")
+            let timestamp = Hub.systemClock()
+            await publisher.publish(position(metresFromHome: 1_300, timestamp: timestamp))
+            let deadline = ContinuousClock.now + .seconds(5)
+            var seen = false
+            while !seen, ContinuousClock.now < deadline {
+                if case .position(let update) = try await donor.next(timeout: .seconds(5)), update.position.timestamp == timestamp { seen = true }
+            }
+            XCTAssertTrue(seen, "the fix published after the renewal reached the donor")
+        } catch {
+            XCTFail("\(error); publisher events: \(events.withLock { $0 })")
+        }
+        run.cancel()
+        await run.value
+        await reader.value
+        await donor.close()
+        try await live.stop()
+    }
+
+    func testWhileDisconnectedOnlyTheNewestFixIsSentOnReconnecting() async throws {
+        let live = try await LiveBroker.start {
+            $0.heartbeatSeconds = 1
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
+        }
+        try await live.put("d-1", state: .beingLookedFor)
+        let proxy = try await FaultProxy.start(target: live.port)
+        let publisher = VolunteerPublisher(url: proxy.webSocketURL, options: .init(policy: Self.policy)) {
+            try await LiveBroker.token("vol@example.org")
+        }
+        let events = Mutex<[VolunteerPublisher.Event]>([])
+        let run = Task { await publisher.run() }
+        let reader = Task { for await event in publisher.events { events.withLock { $0.append(event) } } }
+        let donor = try await live.connect("donor@example.org")
+        do {
+            try await donor.send(.subscribe(.init(id: "s1", target: .donation("d-1"))))
+            guard case .subscribed = try await donor.next() else { throw BrokerClientError("not subscribed") }
+            try await waitUntil("the publisher connected") { events.withLock { $0.contains(.connection(.connected)) } }
+            proxy.refuse(for: .seconds(2))
+            await proxy.reset()
+            try await waitUntil("the publisher noticed") {
+                events.withLock { $0.contains { if case .connection(.reconnecting) = $0 { true } else { false } } }
+            }
+            let base = Hub.systemClock()
+            for step in 0..<3 { await publisher.publish(position(metresFromHome: 1_200 - Double(step) * 100, timestamp: base + Int64(step) * 10)) }
+            var timestamps: [Int64] = []
+            let deadline = ContinuousClock.now + .seconds(8)
+            while timestamps.isEmpty, ContinuousClock.now < deadline {
+                if case .position(let update) = try await donor.next(timeout: .seconds(8)) { timestamps.append(update.position.timestamp) }
+            }
+            XCTAssertEqual(timestamps, [base + 20], "only the newest fix, once connected again")
+            try await donor.expectNothingPending()
+        } catch {
+            XCTFail("\(error); publisher events: \(events.withLock { $0 })")
+        }
+        run.cancel()
+        await run.value
+        await reader.value
+        await donor.close()
+        await proxy.stop()
+        try await live.stop()
+    }
+
+    /// The acceptance check: `tracker-watch --plain` through a path that goes silent, with the broker's
+    /// heartbeat at 5 s, shows a newer position within 30 s (its first connection pings every 10 s: the policy's
+    /// assumption before any `welcome`).
+    func testTrackerWatchThroughASilentPathShowsANewerPositionWithin30Seconds() async throws {
+        let live = try await LiveBroker.start {
+            $0.heartbeatSeconds = 5
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
+        }
+        try await live.put("d-1", state: .beingLookedFor)
+        let proxy = try await FaultProxy.start(target: live.port)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let file = try FileHandle(forWritingTo: output)
+        let watcher = Process()
+        watcher.executableURL = try BrokerProcess.executable("tracker-watch")
+        watcher.arguments = [
+            "--broker", "ws://127.0.0.1:\(proxy.port)", "--token", try await LiveBroker.token("donor@example.org"), "--donation", "d-1", "--plain",
+        ]
+        watcher.standardOutput = file
+        watcher.standardError = file
+        try watcher.run()
+        let text = { String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self) }
+        do {
+            let volunteer = try await live.connect("vol@example.org")
+            try await waitUntil("tracker-watch subscribed") { text().contains(" subscribed ") }
+            let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
+            try await waitUntil("the first position shown") { text().contains("seq=\(first)") }
+            proxy.silence()
+            let cut = ContinuousClock.now
+            let next = try await volunteer.publishKept(position(metresFromHome: 1_200))
+            let deadline = cut + .seconds(30)
+            while !text().contains("seq=\(next)"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            let took = ContinuousClock.now - cut
+            XCTAssertTrue(text().contains("seq=\(next)"), "no newer position within 30 s:\n\(text())")
+            print("ClientFaultTests: tracker-watch, silent path, heartbeat 5 s: recovered in \(took)")
+            try await live.put("d-1", state: .cancelled)
+            try await waitUntil("tracker-watch exited") { !watcher.isRunning }
+            XCTAssertEqual(watcher.terminationStatus, 1, text())
+            await volunteer.close()
+        } catch {
+            XCTFail("\(error):\n\(text())")
+        }
+        if watcher.isRunning { watcher.terminate() }
+        try? file.close()
+        await proxy.stop()
+        try await live.stop()
+    }
+
+    /// A whole trip under seeded random faults (silence, reset, a short refusal): every position the broker kept is
+    /// yielded once, in seq order, and the sequence ends with delivered.
+    func testAWholeTripUnderRandomFaultsYieldsEveryKeptPositionOnceInOrder() async throws {
+        try await withScenario { scenario in
+            var random = SeededFaults(seed: 14)
+            let (volunteer, first) = try await begin(scenario)
+            var kept: [Int64] = [first]
+            var metres = 1_400.0
+            for step in 0..<24 {
+                if step % 4 == 3 {
+                    switch random.next() % 3 {
+                    case 0: scenario.proxy.silence()
+                    case 1: await scenario.proxy.reset()
+                    default:
+                        scenario.proxy.refuse(for: .milliseconds(800))
+                        await scenario.proxy.reset()
+                    }
+                }
+                kept.append(try await volunteer.publishKept(position(metresFromHome: metres)))
+                metres -= 40
+                try await Task.sleep(for: .milliseconds(Int64(100 + random.next() % 200)))
+            }
+            let expected = kept
+            try await scenario.recorder.wait(for: "every kept position", within: .seconds(20)) { _ in
+                Set(scenario.recorder.positions).isSuperset(of: expected)
+            }
+            // The trip goes on: a pause, a resume, one more position, delivered.
+            try await scenario.live.put("d-1", state: .pickedByVolunteer)
+            try await scenario.live.put("d-1", state: .beingTakenTo)
+            try await scenario.recorder.wait(for: "the resume") { $0 == .resumed(.beingTakenTo, destination: .institution) }
+            kept.append(try await volunteer.publishKept(position(metresFromHome: 500)))
+            let last = kept.last ?? 0
+            try await scenario.recorder.wait(for: "the position after the resume", isPosition(last))
+            try await scenario.live.put("d-1", state: .delivered)
+            let end = await scenario.run.value
+            await scenario.reader.value  // every event recorded
+            XCTAssertEqual(end, .unsubscribed(.delivered))
+            XCTAssertEqual(scenario.recorder.positions, kept, "every kept position once, in seq order")
+            XCTAssertEqual(scenario.recorder.all.last, .ended(.unsubscribed(.delivered)))
+            let reconnects = scenario.recorder.all.filter { if case .connection(.reconnected) = $0 { true } else { false } }.count
+            XCTAssertGreaterThanOrEqual(reconnects, 2, "the faults did cut the watcher off (a fault that lands while it is already reconnecting cuts nothing)")
+            await volunteer.close()
+        }
+    }
+}
+
+/// A small seeded generator for the order of the faults.
+struct SeededFaults {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
