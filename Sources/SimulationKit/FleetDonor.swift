@@ -28,24 +28,38 @@ struct FleetDonor: Sendable {
         } catch {
             return context.stats.error("donor of \(donation): cannot mint a token: \(error)")
         }
-        var attempts = 0
+        // When to connect again is the library's rule (full-jitter backoff, 5 failures before a first connection
+        // give up), the same a phone's DonationWatcher follows.
+        var link = ConnectionStateMachine(
+            policy: .init(initialDelay: .milliseconds(2_500), maximumDelay: .seconds(15), attemptsBeforeFirstConnection: 5),
+            random: rng.fork(1))
+        var next = link.start()
         sessions: while !Task.isCancelled {
-            attempts += 1
+            switch next {
+            case .wait(let delay, _, _):
+                try? await Task.sleep(for: delay)
+                next = link.delayElapsed()
+                continue
+            case .stop(let reason, _):
+                context.stats.error("donor of \(donation) cannot connect: \(reason)")
+                break sessions
+            case .connect, .closeDead, .none:
+                break
+            }
             let connection: BrokerConnection
             do {
                 connection = try await BrokerConnection.connect(url: configuration.webSocketURL, token: token)
-                guard case .welcome = try await connection.next(timeout: .seconds(10)) else {
-                    throw SimulationError("no welcome frame")
+                link.opened(now: .now)
+                guard case .welcome(let welcome) = try await connection.next(timeout: .seconds(10)) else {
+                    await connection.close()
+                    next = link.ended(.dead("no welcome frame"), now: .now)
+                    continue
                 }
+                link.welcomed(heartbeatSeconds: welcome.heartbeat)
             } catch {
-                if attempts >= 5 {
-                    context.stats.error("donor of \(donation) cannot connect: \(error)")
-                    break sessions
-                }
-                try? await Task.sleep(for: .milliseconds(500))
+                next = link.ended(.unreachable("\(error)"), now: .now)
                 continue
             }
-            attempts = 0
             context.stats.update { $0.donorsOnline += 1 }
             let outcome = await session(connection, checker: &checker, rng: &rng)
             checker.disconnected(at: FleetContext.wallClock())
@@ -56,7 +70,7 @@ struct FleetDonor: Sendable {
                 break sessions
             case .reconnect:
                 context.stats.update { $0.reconnects += 1 }
-                try? await Task.sleep(for: .milliseconds(Int64(rng.uniform(300...2_500))))
+                next = link.ended(.closed(code: 1000, reason: "chaos"), now: .now)
             }
         }
         let facts = context.ledger.facts(donation)

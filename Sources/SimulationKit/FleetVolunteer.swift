@@ -31,7 +31,11 @@ struct FleetVolunteer: Sendable {
         var location: GeoPoint
         var nextFix: ContinuousClock.Instant = .now
         var nextDrop: ContinuousClock.Instant?
+        /// When to connect again, as the library's reconnect rules (``ConnectionStateMachine``) decide.
         var reconnectAt: ContinuousClock.Instant?
+        var link: ConnectionStateMachine
+        /// The rules said stop: connecting cannot help.
+        var gaveUp = false
         var wanted = false
         var counter = 0
     }
@@ -46,7 +50,7 @@ struct FleetVolunteer: Sendable {
         } catch {
             return context.stats.error("volunteer \(index + 1): cannot mint a token: \(error)")
         }
-        var phone = Phone(location: configuration.area.randomPoint(using: &rng))
+        var phone = Phone(location: configuration.area.randomPoint(using: &rng), link: Self.link(rng.fork(1)))
         // Volunteers do not all start on the same beat.
         if !(index == 0 && configuration.showcase) { await context.sleep(rng.uniform(0...configuration.realInterval)) }
         var round = 0
@@ -187,29 +191,54 @@ struct FleetVolunteer: Sendable {
         }
     }
 
+    /// The library's reconnect rules for one phone, with the run's seeded randomness for the jitter: a
+    /// chaos drop or a failure waits a full-jitter delay (up to 2.5 s, doubling to 15 s), 5 failures before the
+    /// first connection stop the volunteer.
+    static func link(_ random: SeededRandom) -> ConnectionStateMachine {
+        ConnectionStateMachine(
+            policy: .init(initialDelay: .milliseconds(2_500), maximumDelay: .seconds(15), attemptsBeforeFirstConnection: 5), random: random)
+    }
+
     /// Connects the phone when it should be, and drops it now and then under `--chaos`.
     private func manageConnection(_ phone: inout Phone, token: String, rng: inout SeededRandom) async {
         let now = ContinuousClock.now
         if configuration.chaos, phone.connection != nil, let drop = phone.nextDrop, now >= drop {
             await hangUp(&phone)
-            phone.reconnectAt = now + .milliseconds(Int64(rng.uniform(300...2_500)))
+            follow(phone.link.ended(.closed(code: 1000, reason: "chaos"), now: now), phone: &phone, now: now)
             context.stats.update { $0.reconnects += 1 }
         }
-        guard phone.connection == nil, phone.reconnectAt.map({ now >= $0 }) ?? true else { return }
+        guard phone.connection == nil, !phone.gaveUp, phone.reconnectAt.map({ now >= $0 }) ?? true else { return }
+        if case .none = phone.link.delayElapsed() { _ = phone.link.start() }
         do {
             let connection = try await BrokerConnection.connect(url: configuration.webSocketURL, token: token)
-            guard case .welcome = try await connection.next(timeout: .seconds(10)) else {
+            phone.link.opened(now: now)
+            guard case .welcome(let welcome) = try await connection.next(timeout: .seconds(10)) else {
                 context.stats.error("volunteer \(index + 1): the broker did not send welcome")
                 await connection.close()
+                follow(phone.link.ended(.dead("no welcome"), now: .now), phone: &phone, now: .now)
                 return
             }
+            phone.link.welcomed(heartbeatSeconds: welcome.heartbeat)
             phone.connection = connection
             phone.reconnectAt = nil
             context.stats.update { $0.volunteersOnline += 1 }
             if configuration.chaos { phone.nextDrop = now + .milliseconds(Int64(rng.uniform(3_000...20_000))) }
         } catch {
             context.stats.error("volunteer \(index + 1) cannot connect: \(error)")
-            phone.reconnectAt = now + .seconds(1)
+            follow(phone.link.ended(.unreachable("\(error)"), now: now), phone: &phone, now: now)
+        }
+    }
+
+    /// Does what the reconnect rules say after an ending: wait their delay, or give up.
+    private func follow(_ action: ConnectionStateMachine.Action, phone: inout Phone, now: ContinuousClock.Instant) {
+        switch action {
+        case .wait(let delay, _, _):
+            phone.reconnectAt = now + delay
+        case .stop(let reason, _):
+            phone.gaveUp = true
+            context.stats.error("volunteer \(index + 1) gives up connecting: \(reason)")
+        case .connect, .closeDead, .none:
+            phone.reconnectAt = now
         }
     }
 
@@ -263,11 +292,12 @@ struct FleetVolunteer: Sendable {
             }
             context.stats.error("volunteer \(index + 1): no ack for publish \(id)")
         } catch {
-            // The connection failed under the volunteer: reconnect at the next fix.
+            // The connection failed under the volunteer: reconnect when the rules say.
             if !configuration.chaos { context.stats.error("volunteer \(index + 1): connection lost: \(error)") }
             phone.connection = nil
             context.stats.update { $0.volunteersOnline -= 1 }
             await connection.close()
+            follow(phone.link.ended(.closed(code: nil, reason: "\(error)"), now: .now), phone: &phone, now: .now)
         }
     }
 }
