@@ -126,6 +126,26 @@ final class ClientFaultTests: XCTestCase {
         XCTAssertEqual(Set(scenario.recorder.positions).count, scenario.recorder.positions.count, "each seq once")
     }
 
+    /// A slow path (400 ms each way, so a ping's answer takes 800 ms of a 1 s heartbeat): nothing is taken for
+    /// dead, and every position arrives once, in order, late by the delay.
+    func testADelayedPathDeliversEveryPositionInOrderWithoutReconnecting() async throws {
+        try await withScenario { scenario in
+            let (volunteer, first) = try await begin(scenario)
+            scenario.proxy.delay = .milliseconds(400)
+            var published = [first]
+            for step in 0..<5 {
+                published.append(try await volunteer.publishKept(position(metresFromHome: 1_400 - Double(step) * 50)))
+            }
+            let took = try await scenario.recorder.wait(for: "the last delayed position", within: .seconds(10), isPosition(published.last!))
+            print("ClientFaultTests: delayed path (400 ms each way): the last position arrived \(took) after the volunteer had its ack")
+            // Two heartbeats more on the slow path: the keepalive must not take it for dead.
+            try await Task.sleep(for: .seconds(2))
+            XCTAssertEqual(scenario.recorder.positions, published)
+            XCTAssertFalse(scenario.recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "\(scenario.recorder.all)")
+            await volunteer.close()
+        }
+    }
+
     /// The silent path: no FIN, no RST. Two heartbeats (2 s) of silence, plus the backoff (up to 1 s).
     func testASilentPathIsLeftAndAPositionPublishedAfterTheCutArrives() async throws {
         try await withScenario { scenario in

@@ -9,6 +9,7 @@ import Synchronization
 ///   networks); they stay open until ``stop()``. New connections are forwarded again.
 /// - ``reset()``: the connections it holds are cut with an RST.
 /// - ``refuse(for:)``: new connections are cut with an RST at once, for a while.
+/// - ``delay``: every byte waits this long in each direction (a slow, far-away network), in order.
 /// - ``target``: the broker's port, changed when a broker restarts on another port.
 final class FaultProxy: Sendable {
     /// One client connection and its broker connection.
@@ -31,6 +32,14 @@ final class FaultProxy: Sendable {
 
     private let state: Mutex<State>
     private let server = Mutex<(any Channel)?>(nil)
+    /// Milliseconds each chunk waits before it is forwarded, in each direction.
+    private let delayMilliseconds = Atomic<Int64>(0)
+
+    /// How long every chunk waits before it is forwarded, in each direction; zero forwards at once.
+    var delay: Duration {
+        get { .milliseconds(delayMilliseconds.load(ordering: .relaxed)) }
+        set { delayMilliseconds.store(Int64(newValue / .milliseconds(1)), ordering: .relaxed) }
+    }
 
     private init(target: Int) {
         state = Mutex(State(target: target))
@@ -116,6 +125,7 @@ final class FaultProxy: Sendable {
             return promise.futureResult
         }
         let link = Link(client: client)
+        let delay: @Sendable () -> Int64 = { self.delayMilliseconds.load(ordering: .relaxed) }
         state.withLock { $0.links[ObjectIdentifier(link)] = link }
         client.closeFuture.whenComplete { _ in
             // A silent link stays listed: its broker side is closed at stop().
@@ -123,13 +133,13 @@ final class FaultProxy: Sendable {
         }
         return ClientBootstrap(group: client.eventLoop)
             .channelInitializer { broker in
-                broker.eventLoop.makeCompletedFuture { try broker.pipeline.syncOperations.addHandler(Forwarder(link: link, to: client)) }
+                broker.eventLoop.makeCompletedFuture { try broker.pipeline.syncOperations.addHandler(Forwarder(link: link, to: client, delayMilliseconds: delay)) }
             }
             .connect(host: "127.0.0.1", port: target)
             .flatMap { broker in
                 link.broker.withLock { $0 = broker }
                 return client.eventLoop.makeCompletedFuture {
-                    try client.pipeline.syncOperations.addHandler(Forwarder(link: link, to: broker))
+                    try client.pipeline.syncOperations.addHandler(Forwarder(link: link, to: broker, delayMilliseconds: delay))
                 }.flatMap { client.setOption(.autoRead, value: true) }
             }
             .flatMapError { _ in client.close() }
@@ -147,15 +157,22 @@ final class FaultProxy: Sendable {
 
         private let link: Link
         private let partner: any Channel
+        private let delayMilliseconds: @Sendable () -> Int64
 
-        init(link: Link, to partner: any Channel) {
+        init(link: Link, to partner: any Channel, delayMilliseconds: @escaping @Sendable () -> Int64) {
             self.link = link
             self.partner = partner
+            self.delayMilliseconds = delayMilliseconds
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard !link.silent.load(ordering: .relaxed) else { return }
-            partner.writeAndFlush(Self.unwrapInboundIn(data), promise: nil)
+            let bytes = Self.unwrapInboundIn(data)
+            let delay = delayMilliseconds()
+            guard delay > 0 else { return partner.writeAndFlush(bytes, promise: nil) }
+            // Chunks read later are due later: the order holds.
+            let partner = partner
+            context.eventLoop.scheduleTask(in: .milliseconds(delay)) { partner.writeAndFlush(bytes, promise: nil) }
         }
 
         func channelInactive(context: ChannelHandlerContext) {
