@@ -8,7 +8,9 @@ opens http://127.0.0.1:PORT/track/d-1#token=... in Chromium (driven over the Chr
 plays a volunteer over the WebSocket and the OwnTracks endpoint. It reads the page's text after each step:
 the token must be gone from the address bar and the history once the page has read it, distance and state
 must change as positions and donation changes arrive, the page must keep tracking after a reload and
-reconnect after a broker restart, and it must say that tracking ended after DELIVERED. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
+reconnect after a broker restart, and it must say that tracking ended after DELIVERED. The broker serves a
+synthetic MBTiles file (make_mbtiles.py) as map_tiles_file: Leaflet must draw the map with tiles loaded from
+the broker's /tiles/..., and no resource may come from another host. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
 and prints what the page showed.
 """
 
@@ -73,6 +75,10 @@ class Broker:
         self.binary = binary
         self.workdir = workdir
         self.database = os.path.join(workdir, "broker.sqlite")
+        self.tiles = os.path.join(workdir, "map.mbtiles")
+        # A synthetic street map around the trip, which the broker serves at /tiles/{z}/{x}/{y}.
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_mbtiles.py"), self.tiles],
+                       check=True, capture_output=True, timeout=120)
         self.log_path = os.path.join(workdir, "broker.log")
         self.backend_key = base64.b16encode(os.urandom(24)).decode().lower()
         self.env = dict(os.environ)
@@ -82,6 +88,7 @@ class Broker:
             "LOCATION_BROKER_LOG_LEVEL": "notice",
             "LOCATION_BROKER_PUBLISH_RATE": "20",
             "LOCATION_BROKER_PUBLISH_BURST": "40",
+            "LOCATION_BROKER_MAP_TILES_FILE": self.tiles,
         })
         self.process = None
         self.port = 0
@@ -314,6 +321,10 @@ class Browser:
               age: text('age'), presence: text('presence'), heading: text('heading'), map: text('map-desc'),
               final: final && !final.hidden ? final.textContent.trim() : '',
               events: [...document.querySelectorAll('#events li')].map((li) => li.textContent.trim()),
+              leaflet: typeof L !== 'undefined' && document.querySelector('#map.leaflet-container') !== null,
+              tiles: [...document.querySelectorAll('#map img.leaflet-tile-loaded')].filter((i) => i.naturalWidth > 0).map((i) => i.src),
+              markers: [...document.querySelectorAll('#map .marker')].map((m) => m.className.baseVal ?? m.className),
+              resources: performance.getEntriesByType('resource').map((e) => e.name),
             };
         })())"""
         result = await self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -404,6 +415,23 @@ async def check_token_gone(browser, token, page_url):
     log(f"ok: the token is gone from the address bar ({where['href']}) and from the {len(where['history'])} history entries")
 
 
+async def check_map(browser, origin):
+    """Leaflet draws the trip on tiles loaded from the broker's /tiles/..., and nothing comes from another host."""
+    seen = await wait_for(browser, "Leaflet draws home, institution and volunteer on tiles from the broker", lambda p:
+                          p["leaflet"] and len(p["tiles"]) >= 4 and len(p["markers"]) >= 3)
+    foreign = [src for src in seen["tiles"] if not src.startswith(origin + "/tiles/")]
+    if foreign:
+        raise CheckFailed(f"tiles came from elsewhere than the broker's /tiles/: {foreign[:3]}")
+    elsewhere = [name for name in seen["resources"] if not name.startswith(origin + "/")]
+    if elsewhere:
+        raise CheckFailed(f"the page loaded resources from another host: {elsewhere[:3]}")
+    for needed in ("/assets/leaflet/leaflet.js", "/assets/leaflet/leaflet.css"):
+        if origin + needed not in seen["resources"]:
+            raise CheckFailed(f"the page did not load {needed} from the broker")
+    log(f"ok: {len(seen['tiles'])} tiles loaded from {origin}/tiles/ (e.g. {seen['tiles'][0][len(origin):]}), "
+        f"{len(seen['resources'])} resources, all from the broker")
+
+
 def has_event(page, fragment):
     return any(fragment in event for event in page.get("events", []))
 
@@ -462,6 +490,7 @@ async def run(options):
         third = await wait_for(browser, "the distance reads 700 m with an ETA", lambda p: p["distance"] == "700 m" and p["eta"].endswith("min"))
         if "700 m" not in third["map"]:
             raise CheckFailed(f"the map's description does not say the distance: {third['map']!r}")
+        await check_map(browser, f"http://{HOST}:{port}")
         await browser.screenshot(os.path.join(options.out, "tracking-page.png"))
         await browser.viewport(DESKTOP)
         await asyncio.sleep(0.3)

@@ -91,6 +91,8 @@ struct BrokerConfiguration: Sendable {
     var tlsKey: String?
     /// trace, debug, info, notice, warning, error or critical.
     var logLevel = "info"
+    /// The tracking page's street map: Leaflet's folder and the opt-in tiles.
+    var map = MapSettings()
 
     /// Where donations are kept, for logs and errors.
     var storeDescription: String { store?.description ?? database }

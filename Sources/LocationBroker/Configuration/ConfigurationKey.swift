@@ -107,7 +107,7 @@ struct ConfigurationKey: Sendable {
         text("tls_key", "PEM private key for tls_cert.") { $0.tlsKey = $1 },
         choice("log_level", "trace, debug, info, notice, warning, error or critical (default info).",
                ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
-    ]
+    ] + MapSettings.keys
 
     static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
 
