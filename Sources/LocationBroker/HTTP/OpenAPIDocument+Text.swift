@@ -256,9 +256,9 @@ paths:
         request that names it in `If-None-Match` gets `304` without the bytes.
       security: []
       parameters:
-        - { name: z, in: path, required: true, description: Zoom level., schema: { type: integer, minimum: 0 }, example: 14 }
-        - { name: x, in: path, required: true, description: Column, from the west., schema: { type: integer, minimum: 0 }, example: 5525 }
-        - { name: y, in: path, required: true, description: Row, from the north., schema: { type: integer, minimum: 0 }, example: 9877 }
+        - { name: z, in: path, required: true, description: Zoom level., schema: { type: integer, minimum: 0, maximum: 30 }, example: 14 }
+        - { name: x, in: path, required: true, description: Column, from the west., schema: { type: integer, minimum: 0, maximum: 1073741823 }, example: 5525 }
+        - { name: y, in: path, required: true, description: Row, from the north., schema: { type: integer, minimum: 0, maximum: 1073741823 }, example: 9877 }
         - { name: If-None-Match, in: header, required: false, description: An ETag from an earlier answer., schema: { type: string } }
       responses:
         "200":

@@ -720,7 +720,8 @@ extension TrackingPage {
             const volunteerHidden = drawn.viewSet && st.fix && !drawn.map.getBounds().contains(ll(st.fix.position));
             if (drawn.userMoved && !volunteerHidden) return;
             drawn.fitting = true;
-            drawn.map.fitBounds(L.latLngBounds(points), { padding: [40, 40], maxZoom: 17, animate: false });
+            // Wider at the sides: a marker's label is centred under it.
+            drawn.map.fitBounds(L.latLngBounds(points), { padding: [72, 40], maxZoom: 17, animate: false });
             drawn.fitting = false;
             drawn.viewSet = true;
             drawn.userMoved = false;
