@@ -10,7 +10,8 @@ the token must be gone from the address bar and the history once the page has re
 must change as positions and donation changes arrive, the page must keep tracking after a reload and
 reconnect after a broker restart, and it must say that tracking ended after DELIVERED. The broker serves a
 synthetic MBTiles file (make_mbtiles.py) as map_tiles_file: Leaflet must draw the map with tiles loaded from
-the broker's /tiles/..., and no resource may come from another host. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
+the broker's /tiles/..., and no resource may come from another host. Last, a broker with an empty
+leaflet_folder must log one warning and its page must still track, without the street map. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
 and prints what the page showed.
 """
 
@@ -71,14 +72,15 @@ def now_ms():
 class Broker:
     """location-broker as a child process, with its secrets, database and log in `workdir`."""
 
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, tiles=True):
         self.binary = binary
         self.workdir = workdir
         self.database = os.path.join(workdir, "broker.sqlite")
-        self.tiles = os.path.join(workdir, "map.mbtiles")
-        # A synthetic street map around the trip, which the broker serves at /tiles/{z}/{x}/{y}.
-        subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_mbtiles.py"), self.tiles],
-                       check=True, capture_output=True, timeout=120)
+        self.tiles = os.path.join(workdir, "map.mbtiles") if tiles else None
+        if self.tiles:
+            # A synthetic street map around the trip, which the broker serves at /tiles/{z}/{x}/{y}.
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_mbtiles.py"), self.tiles],
+                           check=True, capture_output=True, timeout=120)
         self.log_path = os.path.join(workdir, "broker.log")
         self.backend_key = base64.b16encode(os.urandom(24)).decode().lower()
         self.env = dict(os.environ)
@@ -88,8 +90,9 @@ class Broker:
             "LOCATION_BROKER_LOG_LEVEL": "notice",
             "LOCATION_BROKER_PUBLISH_RATE": "20",
             "LOCATION_BROKER_PUBLISH_BURST": "40",
-            "LOCATION_BROKER_MAP_TILES_FILE": self.tiles,
         })
+        if self.tiles:
+            self.env["LOCATION_BROKER_MAP_TILES_FILE"] = self.tiles
         self.process = None
         self.port = 0
 
@@ -322,6 +325,8 @@ class Browser:
               final: final && !final.hidden ? final.textContent.trim() : '',
               events: [...document.querySelectorAll('#events li')].map((li) => li.textContent.trim()),
               leaflet: typeof L !== 'undefined' && document.querySelector('#map.leaflet-container') !== null,
+              mapHidden: document.getElementById('map').hidden,
+              mapDescVisible: !document.getElementById('map-desc').classList.contains('visually-hidden'),
               tiles: [...document.querySelectorAll('#map img.leaflet-tile-loaded')].filter((i) => i.naturalWidth > 0).map((i) => i.src),
               markers: [...document.querySelectorAll('#map .marker')].map((m) => m.className.baseVal ?? m.className),
               resources: performance.getEntriesByType('resource').map((e) => e.name),
@@ -430,6 +435,29 @@ async def check_map(browser, origin):
             raise CheckFailed(f"the page did not load {needed} from the broker")
     log(f"ok: {len(seen['tiles'])} tiles loaded from {origin}/tiles/ (e.g. {seen['tiles'][0][len(origin):]}), "
         f"{len(seen['resources'])} resources, all from the broker")
+
+
+async def check_without_leaflet(options, browser, workdir):
+    """A broker whose leaflet_folder is empty says so once in its log, and its page still tracks, as text."""
+    folder = os.path.join(workdir, "no-leaflet")
+    os.makedirs(folder)
+    broker = Broker(options.broker, folder, tiles=False)
+    broker.env["LOCATION_BROKER_LEAFLET_FOLDER"] = folder
+    try:
+        port = broker.start()
+        with open(broker.log_path, "r", errors="replace") as logfile:
+            warnings = [line for line in logfile if "no Leaflet in leaflet_folder" in line]
+        if len(warnings) != 1:
+            raise CheckFailed(f"a broker without Leaflet should log one warning about it, not {len(warnings)}:\n" + broker.tail())
+        broker.put_donation("BEING-LOOKED-FOR")
+        link = broker.watch_link()
+        await browser.navigate(f"http://{HOST}:{port}{link['url']}")
+        await wait_for(browser, "without Leaflet the page tracks as text: the map is hidden and its description shown", lambda p:
+                       p["connection"] == "live" and p["headline"] == "On the way to your home" and not p["leaflet"]
+                       and p["mapHidden"] and p["mapDescVisible"] and p["map"] != "")
+        log("ok: without Leaflet the broker logged one warning and the page works without the street map")
+    finally:
+        broker.stop()
 
 
 def has_event(page, fragment):
@@ -547,6 +575,8 @@ async def run(options):
         if kept.get("result", {}).get("value") != 0:
             raise CheckFailed("the page still keeps the watch token after tracking ended")
         log("ok: the page forgot the watch token when tracking ended")
+
+        await check_without_leaflet(options, browser, workdir)
 
         if browser.problems:
             raise CheckFailed("the page reported problems:\n  " + "\n  ".join(browser.problems))
