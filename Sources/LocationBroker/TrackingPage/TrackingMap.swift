@@ -16,7 +16,13 @@ struct TrackingMap: Sendable {
         var source = TrackingPage.MapSource()
         var file: MBTiles?
         if let path = settings.tilesFile {
-            let opened = try MBTiles(path: path)
+            let opened: MBTiles
+            do {
+                opened = try MBTiles(path: path)
+            } catch let unusable as MBTiles.Unusable {
+                // A setting to fix, reported as such (not as a store that cannot be opened).
+                throw ConfigurationError(description: unusable.description)
+            }
             file = opened
             source.tiles = TileRoutes.template
             source.minZoom = opened.minZoom
