@@ -11,7 +11,9 @@ must change as positions and donation changes arrive, the page must keep trackin
 reconnect after a broker restart, and it must say that tracking ended after DELIVERED. The broker serves a
 synthetic MBTiles file (make_mbtiles.py) as map_tiles_file: Leaflet must draw the map with tiles loaded from
 the broker's /tiles/..., and no resource may come from another host. Last, a broker with an empty
-leaflet_folder must log one warning and its page must still track, without the street map. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
+leaflet_folder must log one warning and its page must still track, without the street map; and a broker with
+map_tiles_url must have the page load tiles from that server (another origin), send it no Referer, and show
+the attribution as text. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
 and prints what the page showed.
 """
 
@@ -326,6 +328,7 @@ class Browser:
               events: [...document.querySelectorAll('#events li')].map((li) => li.textContent.trim()),
               leaflet: typeof L !== 'undefined' && document.querySelector('#map.leaflet-container') !== null,
               mapHidden: document.getElementById('map').hidden,
+              attribution: (document.querySelector('#map .leaflet-control-attribution') || {}).textContent || null,
               mapDescVisible: !document.getElementById('map-desc').classList.contains('visually-hidden'),
               tiles: [...document.querySelectorAll('#map img.leaflet-tile-loaded')].filter((i) => i.naturalWidth > 0).map((i) => i.src),
               markers: [...document.querySelectorAll('#map .marker')].map((m) => m.className.baseVal ?? m.className),
@@ -460,6 +463,77 @@ async def check_without_leaflet(options, browser, workdir):
         broker.stop()
 
 
+class TileServer:
+    """A tile server on another origin (another port), serving an MBTiles file's tiles and noting each request's Referer."""
+
+    def __init__(self, mbtiles):
+        import http.server
+        import sqlite3
+        import threading
+        server = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                found = re.fullmatch(r"/(\d+)/(\d+)/(\d+)\.png", self.path)
+                data = None
+                if found:
+                    z, x, y = (int(v) for v in found.groups())
+                    with sqlite3.connect(f"file:{mbtiles}?mode=ro", uri=True) as database:
+                        row = database.execute("SELECT tile_data FROM tiles WHERE zoom_level=? AND tile_column=? AND tile_row=?",
+                                               (z, x, 2 ** z - 1 - y)).fetchone()
+                    data = row[0] if row else None
+                server.requests.append((self.path, self.headers.get("Referer")))
+                self.send_response(200 if data else 404)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+                if data:
+                    self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.http = http.server.ThreadingHTTPServer((HOST, 0), Handler)
+        self.port = self.http.server_address[1]
+        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.http.shutdown()
+        self.http.server_close()
+
+
+async def check_tile_server(options, browser, workdir, mbtiles):
+    """With map_tiles_url the page loads tiles from exactly that origin, sends it no Referer, and shows the attribution as text."""
+    tiles = TileServer(mbtiles)
+    folder = os.path.join(workdir, "tile-server")
+    os.makedirs(folder)
+    broker = Broker(options.broker, folder, tiles=False)
+    origin = f"http://{HOST}:{tiles.port}"
+    broker.env["LOCATION_BROKER_MAP_TILES_URL"] = origin + "/{z}/{x}/{y}.png"
+    broker.env["LOCATION_BROKER_MAP_TILES_ATTRIBUTION"] = "Test tiles <b>not bold</b>"
+    try:
+        port = broker.start()
+        broker.put_donation("BEING-LOOKED-FOR")
+        link = broker.watch_link()
+        await browser.navigate(f"http://{HOST}:{port}{link['url']}")
+        seen = await wait_for(browser, "with map_tiles_url Leaflet draws tiles from the tile server", lambda p:
+                              p["connection"] == "live" and p["leaflet"] and len(p["tiles"]) >= 2)
+        wrong = [src for src in seen["tiles"] if not src.startswith(origin + "/")]
+        if wrong:
+            raise CheckFailed(f"tiles came from elsewhere than {origin}: {wrong[:3]}")
+        if seen["attribution"] != "Test tiles <b>not bold</b>":
+            raise CheckFailed(f"the attribution should show as text, it shows {seen['attribution']!r}")
+        referred = [path for path, referer in tiles.requests if referer]
+        if referred:
+            raise CheckFailed(f"the tile server was sent a Referer for {referred[:3]}")
+        log(f"ok: {len(seen['tiles'])} tiles from the tile server {origin}, which got {len(tiles.requests)} requests and no Referer; "
+            "the attribution shows as text")
+    finally:
+        broker.stop()
+        tiles.stop()
+
+
 def has_event(page, fragment):
     return any(fragment in event for event in page.get("events", []))
 
@@ -577,6 +651,7 @@ async def run(options):
         log("ok: the page forgot the watch token when tracking ended")
 
         await check_without_leaflet(options, browser, workdir)
+        await check_tile_server(options, browser, workdir, broker.tiles)
 
         if browser.problems:
             raise CheckFailed("the page reported problems:\n  " + "\n  ".join(browser.problems))
