@@ -64,6 +64,8 @@ final class TrackingMapTests: XCTestCase {
         XCTAssertEqual(script.status, .ok)
         XCTAssertEqual(script.headers[.contentType], "text/javascript; charset=utf-8")
         XCTAssertEqual(text(script), "window.L = {}; // test leaflet")
+        let minified = try await broker.request(.get, "/assets/leaflet/leaflet.min.js")
+        XCTAssertEqual(minified.status, .notFound, "one name for the page's script")
         let css = try await broker.request(.get, "/assets/leaflet/leaflet.css")
         XCTAssertEqual(css.headers[.contentType], "text/css; charset=utf-8")
         let image = try await broker.request(.get, "/assets/leaflet/images/layers.png")
@@ -78,6 +80,13 @@ final class TrackingMapTests: XCTestCase {
         let leaflet = try XCTUnwrap(html.range(of: "leaflet.js"))
         let ours = try XCTUnwrap(html.range(of: TrackingPage.scriptPath))
         XCTAssertLessThan(leaflet.lowerBound, ours.lowerBound, "Leaflet runs before the page's script")
+    }
+
+    func testTheMinifiedBuildIsServedWhenTheFolderHasOne() async throws {
+        try Data("window.L = {}; // minified".utf8).write(to: folder.appendingPathComponent("leaflet/leaflet.min.js"))
+        let broker = try await start()
+        let script = try await broker.request(.get, "/assets/leaflet/leaflet.js")
+        XCTAssertEqual(text(script), "window.L = {}; // minified")
     }
 
     func testOnlyLeafletsFilesAreServedNeverAPathFromTheRequest() async throws {
