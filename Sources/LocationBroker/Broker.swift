@@ -90,7 +90,7 @@ struct Broker: Sendable {
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
-        TrackingPage().register(on: router)
+        try TrackingMap(configuration.map, metrics: metrics, logger: logger).register(on: router)
         OpenAPIDocument.register(on: router)
 
         let messages = ClientMessageHandler(

@@ -8,7 +8,12 @@ opens http://127.0.0.1:PORT/track/d-1#token=... in Chromium (driven over the Chr
 plays a volunteer over the WebSocket and the OwnTracks endpoint. It reads the page's text after each step:
 the token must be gone from the address bar and the history once the page has read it, distance and state
 must change as positions and donation changes arrive, the page must keep tracking after a reload and
-reconnect after a broker restart, and it must say that tracking ended after DELIVERED. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
+reconnect after a broker restart, and it must say that tracking ended after DELIVERED. The broker serves a
+synthetic MBTiles file (make_mbtiles.py) as map_tiles_file: Leaflet must draw the map with tiles loaded from
+the broker's /tiles/..., and no resource may come from another host. Last, a broker with an empty
+leaflet_folder must log one warning and its page must still track, without the street map; and a broker with
+map_tiles_url must have the page load tiles from that server (another origin), send it no Referer, and show
+the attribution as text. Screenshots go to --out. Every wait is bounded; it exits 1 on the first failed check
 and prints what the page showed.
 """
 
@@ -69,10 +74,15 @@ def now_ms():
 class Broker:
     """location-broker as a child process, with its secrets, database and log in `workdir`."""
 
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, tiles=True):
         self.binary = binary
         self.workdir = workdir
         self.database = os.path.join(workdir, "broker.sqlite")
+        self.tiles = os.path.join(workdir, "map.mbtiles") if tiles else None
+        if self.tiles:
+            # A synthetic street map around the trip, which the broker serves at /tiles/{z}/{x}/{y}.
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_mbtiles.py"), self.tiles],
+                           check=True, capture_output=True, timeout=120)
         self.log_path = os.path.join(workdir, "broker.log")
         self.backend_key = base64.b16encode(os.urandom(24)).decode().lower()
         self.env = dict(os.environ)
@@ -83,6 +93,8 @@ class Broker:
             "LOCATION_BROKER_PUBLISH_RATE": "20",
             "LOCATION_BROKER_PUBLISH_BURST": "40",
         })
+        if self.tiles:
+            self.env["LOCATION_BROKER_MAP_TILES_FILE"] = self.tiles
         self.process = None
         self.port = 0
 
@@ -314,6 +326,13 @@ class Browser:
               age: text('age'), presence: text('presence'), heading: text('heading'), map: text('map-desc'),
               final: final && !final.hidden ? final.textContent.trim() : '',
               events: [...document.querySelectorAll('#events li')].map((li) => li.textContent.trim()),
+              leaflet: typeof L !== 'undefined' && document.querySelector('#map.leaflet-container') !== null,
+              mapHidden: document.getElementById('map').hidden,
+              attribution: (document.querySelector('#map .leaflet-control-attribution') || {}).textContent || null,
+              mapDescVisible: !document.getElementById('map-desc').classList.contains('visually-hidden'),
+              tiles: [...document.querySelectorAll('#map img.leaflet-tile-loaded')].filter((i) => i.naturalWidth > 0).map((i) => i.src),
+              markers: [...document.querySelectorAll('#map .marker')].map((m) => m.className.baseVal ?? m.className),
+              resources: performance.getEntriesByType('resource').map((e) => e.name),
             };
         })())"""
         result = await self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
@@ -404,6 +423,117 @@ async def check_token_gone(browser, token, page_url):
     log(f"ok: the token is gone from the address bar ({where['href']}) and from the {len(where['history'])} history entries")
 
 
+async def check_map(browser, origin):
+    """Leaflet draws the trip on tiles loaded from the broker's /tiles/..., and nothing comes from another host."""
+    seen = await wait_for(browser, "Leaflet draws home, institution and volunteer on tiles from the broker", lambda p:
+                          p["leaflet"] and len(p["tiles"]) >= 4 and len(p["markers"]) >= 3)
+    foreign = [src for src in seen["tiles"] if not src.startswith(origin + "/tiles/")]
+    if foreign:
+        raise CheckFailed(f"tiles came from elsewhere than the broker's /tiles/: {foreign[:3]}")
+    elsewhere = [name for name in seen["resources"] if not name.startswith(origin + "/")]
+    if elsewhere:
+        raise CheckFailed(f"the page loaded resources from another host: {elsewhere[:3]}")
+    for needed in ("/assets/leaflet/leaflet.js", "/assets/leaflet/leaflet.css"):
+        if origin + needed not in seen["resources"]:
+            raise CheckFailed(f"the page did not load {needed} from the broker")
+    log(f"ok: {len(seen['tiles'])} tiles loaded from {origin}/tiles/ (e.g. {seen['tiles'][0][len(origin):]}), "
+        f"{len(seen['resources'])} resources, all from the broker")
+
+
+async def check_without_leaflet(options, browser, workdir):
+    """A broker whose leaflet_folder is empty says so once in its log, and its page still tracks, as text."""
+    folder = os.path.join(workdir, "no-leaflet")
+    os.makedirs(folder)
+    broker = Broker(options.broker, folder, tiles=False)
+    broker.env["LOCATION_BROKER_LEAFLET_FOLDER"] = folder
+    try:
+        port = broker.start()
+        with open(broker.log_path, "r", errors="replace") as logfile:
+            warnings = [line for line in logfile if "no Leaflet in leaflet_folder" in line]
+        if len(warnings) != 1:
+            raise CheckFailed(f"a broker without Leaflet should log one warning about it, not {len(warnings)}:\n" + broker.tail())
+        broker.put_donation("BEING-LOOKED-FOR")
+        link = broker.watch_link()
+        await browser.navigate(f"http://{HOST}:{port}{link['url']}")
+        await wait_for(browser, "without Leaflet the page tracks as text: the map is hidden and its description shown", lambda p:
+                       p["connection"] == "live" and p["headline"] == "On the way to your home" and not p["leaflet"]
+                       and p["mapHidden"] and p["mapDescVisible"] and p["map"] != "")
+        log("ok: without Leaflet the broker logged one warning and the page works without the street map")
+    finally:
+        broker.stop()
+
+
+class TileServer:
+    """A tile server on another origin (another port), serving an MBTiles file's tiles and noting each request's Referer."""
+
+    def __init__(self, mbtiles):
+        import http.server
+        import sqlite3
+        import threading
+        server = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                found = re.fullmatch(r"/(\d+)/(\d+)/(\d+)\.png", self.path)
+                data = None
+                if found:
+                    z, x, y = (int(v) for v in found.groups())
+                    with sqlite3.connect(f"file:{mbtiles}?mode=ro", uri=True) as database:
+                        row = database.execute("SELECT tile_data FROM tiles WHERE zoom_level=? AND tile_column=? AND tile_row=?",
+                                               (z, x, 2 ** z - 1 - y)).fetchone()
+                    data = row[0] if row else None
+                server.requests.append((self.path, self.headers.get("Referer")))
+                self.send_response(200 if data else 404)
+                self.send_header("Content-Type", "image/png")
+                self.end_headers()
+                if data:
+                    self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.http = http.server.ThreadingHTTPServer((HOST, 0), Handler)
+        self.port = self.http.server_address[1]
+        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.http.shutdown()
+        self.http.server_close()
+
+
+async def check_tile_server(options, browser, workdir, mbtiles):
+    """With map_tiles_url the page loads tiles from exactly that origin, sends it no Referer, and shows the attribution as text."""
+    tiles = TileServer(mbtiles)
+    folder = os.path.join(workdir, "tile-server")
+    os.makedirs(folder)
+    broker = Broker(options.broker, folder, tiles=False)
+    origin = f"http://{HOST}:{tiles.port}"
+    broker.env["LOCATION_BROKER_MAP_TILES_URL"] = origin + "/{z}/{x}/{y}.png"
+    broker.env["LOCATION_BROKER_MAP_TILES_ATTRIBUTION"] = "Test tiles <b>not bold</b>"
+    try:
+        port = broker.start()
+        broker.put_donation("BEING-LOOKED-FOR")
+        link = broker.watch_link()
+        await browser.navigate(f"http://{HOST}:{port}{link['url']}")
+        seen = await wait_for(browser, "with map_tiles_url Leaflet draws tiles from the tile server", lambda p:
+                              p["connection"] == "live" and p["leaflet"] and len(p["tiles"]) >= 2)
+        wrong = [src for src in seen["tiles"] if not src.startswith(origin + "/")]
+        if wrong:
+            raise CheckFailed(f"tiles came from elsewhere than {origin}: {wrong[:3]}")
+        if seen["attribution"] != "Test tiles <b>not bold</b>":
+            raise CheckFailed(f"the attribution should show as text, it shows {seen['attribution']!r}")
+        referred = [path for path, referer in tiles.requests if referer]
+        if referred:
+            raise CheckFailed(f"the tile server was sent a Referer for {referred[:3]}")
+        log(f"ok: {len(seen['tiles'])} tiles from the tile server {origin}, which got {len(tiles.requests)} requests and no Referer; "
+            "the attribution shows as text")
+    finally:
+        broker.stop()
+        tiles.stop()
+
+
 def has_event(page, fragment):
     return any(fragment in event for event in page.get("events", []))
 
@@ -462,6 +592,7 @@ async def run(options):
         third = await wait_for(browser, "the distance reads 700 m with an ETA", lambda p: p["distance"] == "700 m" and p["eta"].endswith("min"))
         if "700 m" not in third["map"]:
             raise CheckFailed(f"the map's description does not say the distance: {third['map']!r}")
+        await check_map(browser, f"http://{HOST}:{port}")
         await browser.screenshot(os.path.join(options.out, "tracking-page.png"))
         await browser.viewport(DESKTOP)
         await asyncio.sleep(0.3)
@@ -518,6 +649,9 @@ async def run(options):
         if kept.get("result", {}).get("value") != 0:
             raise CheckFailed("the page still keeps the watch token after tracking ended")
         log("ok: the page forgot the watch token when tracking ended")
+
+        await check_without_leaflet(options, browser, workdir)
+        await check_tile_server(options, browser, workdir, broker.tiles)
 
         if browser.problems:
             raise CheckFailed("the page reported problems:\n  " + "\n  ".join(browser.problems))

@@ -93,6 +93,8 @@ struct BrokerConfiguration: Sendable {
     var logLevel = "info"
     /// `text` (swift-log's lines) or `json` (one JSON object per line, for log shippers).
     var logFormat = "text"
+    /// The tracking page's street map: Leaflet's folder and the opt-in tiles.
+    var map = MapSettings()
 
     /// Where donations are kept, for logs and errors.
     var storeDescription: String { store?.description ?? database }

@@ -108,7 +108,7 @@ struct ConfigurationKey: Sendable {
         choice("log_level", "trace, debug, info, notice, warning, error or critical (default info).",
                ["trace", "debug", "info", "notice", "warning", "error", "critical"]) { $0.logLevel = $1 },
         choice("log_format", "text, or json for one JSON object per line (default text).", ["text", "json"]) { $0.logFormat = $1 },
-    ]
+    ] + MapSettings.keys
 
     static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
 

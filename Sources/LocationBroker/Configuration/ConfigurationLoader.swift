@@ -136,6 +136,7 @@ enum ConfigurationLoader {
 
     /// Refuses settings the broker cannot run with, saying what to do.
     static func validate(_ configuration: BrokerConfiguration, forServing: Bool = true) throws {
+        try configuration.map.validate()
         let minimum = BrokerConfiguration.minimumSecretBytes
         if let secret = configuration.jwtSecret, secret.utf8.count < minimum {
             throw ConfigurationError(

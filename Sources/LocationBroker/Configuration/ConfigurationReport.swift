@@ -84,6 +84,10 @@ struct ConfigurationReport: Sendable {
         case "tls_key": c.tlsKey
         case "log_level": c.logLevel
         case "log_format": c.logFormat
+        case "leaflet_folder": c.map.leafletFolder
+        case "map_tiles_file": c.map.tilesFile
+        case "map_tiles_url": c.map.tilesURL?.text
+        case "map_tiles_attribution": c.map.tilesAttribution
         default: "(not shown: add it to ConfigurationReport.value)"
         }
     }

@@ -13,7 +13,7 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         let methods: [HTTPRequest.Method]
     }
 
-    /// The broker's routes (docs/openapi.yaml, the WebSocket and the tracking page).
+    /// The broker's routes (docs/openapi.yaml, the WebSocket, the tracking page, its map tiles and Leaflet's files).
     static let routes: [Route] = [
         Route(segments: ["healthz"], methods: [.get]),
         Route(segments: ["metrics"], methods: [.get]),
@@ -23,7 +23,8 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         Route(segments: ["v1", "donations", "*"], methods: [.get, .put, .delete]),
         Route(segments: ["v1", "donations", "*", "watch-token"], methods: [.post]),
         Route(segments: ["track", "*"], methods: [.get]),
-    ]
+        Route(segments: ["tiles", "*", "*", "*"], methods: [.get]),
+    ] + LeafletAssets.files.map { Route(segments: ("assets/leaflet/" + $0.name).split(separator: "/").map(String.init), methods: [.get]) }
 
     let metrics: BrokerMetrics
 

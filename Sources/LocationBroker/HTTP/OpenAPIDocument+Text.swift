@@ -29,6 +29,8 @@ tags:
     description: The OwnTracks app in HTTP mode publishes a volunteer's positions.
   - name: operations
     description: Health, metrics and this document.
+  - name: map
+    description: The tracking page's map tiles, from the `map_tiles_file` the operator chose.
 paths:
   /v1/donations/{id}:
     parameters:
@@ -242,6 +244,55 @@ paths:
           content:
             application/yaml:
               schema: { type: object, required: [openapi, paths] }
+  /tiles/{z}/{x}/{y}:
+    get:
+      tags: [map]
+      operationId: mapTile
+      summary: One map tile of `map_tiles_file`, for the tracking page.
+      description: |
+        The tile at zoom `z`, column `x` and row `y` (counted from the north, as web maps ask; MBTiles stores
+        rows from the south and the broker flips them). A tile outside the file's zooms or bounds, missing from
+        it, or any tile when `map_tiles_file` is not set, is `404 not-found`. Tiles carry a strong `ETag`; a
+        request that names it in `If-None-Match` gets `304` without the bytes.
+      security: []
+      parameters:
+        - { name: z, in: path, required: true, description: Zoom level., schema: { type: integer, minimum: 0, maximum: 30 }, example: 14 }
+        - { name: x, in: path, required: true, description: Column, from the west., schema: { type: integer, minimum: 0, maximum: 1073741823 }, example: 5525 }
+        - { name: y, in: path, required: true, description: Row, from the north., schema: { type: integer, minimum: 0, maximum: 1073741823 }, example: 9877 }
+        - { name: If-None-Match, in: header, required: false, description: An ETag from an earlier answer., schema: { type: string } }
+      responses:
+        "200":
+          description: The tile, PNG or JPEG as the file's metadata `format` says.
+          headers:
+            ETag: { schema: { type: string }, required: true }
+            Cache-Control: { schema: { type: string, const: "private, max-age=3600" } }
+          content:
+            image/png:
+              schema: { type: string, contentMediaType: image/png }
+            image/jpeg:
+              schema: { type: string, contentMediaType: image/jpeg }
+        "304":
+          description: The tile named by `If-None-Match` has not changed.
+          headers:
+            ETag: { schema: { type: string }, required: true }
+        "400":
+          description: z, x or y is not a whole number of at most 10 digits (`bad-request`).
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/ErrorBody"
+              example:
+                error: { code: bad-request, message: "z, x and y are whole numbers of at most 10 digits: /tiles/{z}/{x}/{y}" }
+        "404":
+          description: No such tile in `map_tiles_file`, or no `map_tiles_file` (`not-found`).
+          content:
+            application/json:
+              schema:
+                $ref: "#/components/schemas/ErrorBody"
+              example:
+                error: { code: not-found, message: "no tile 3/0/0: this map has zooms 12 to 15 and covers only its own area" }
+        "503":
+          $ref: "#/components/responses/Unavailable"
 components:
   securitySchemes:
     backendKey:

@@ -16,7 +16,6 @@ extension TrackingPage {
           --warning: #8a5a00;
           --warning-bg: #fff3cd;
           --map-bg: #eef3ea;
-          --map-grid: #d8e2d2;
           --home: #b4461b;
           --institution: #6639ba;
           --volunteer: #0b63b5;
@@ -36,8 +35,7 @@ extension TrackingPage {
             --warning: #e3b341;
             --warning-bg: #3b2e0a;
             --map-bg: #1b2420;
-            --map-grid: #26332c;
-            --home: #f0883e;
+              --home: #f0883e;
             --institution: #bc8cff;
             --volunteer: #58a6ff;
             --trail: #58a6ff;
@@ -123,30 +121,40 @@ extension TrackingPage {
         .final[hidden] { display: none; }
         .final h2 { font-size: 1.2rem; margin-bottom: 0.25rem; }
         .map-card { grid-area: map; padding: 0.5rem; }
-        .map { display: block; width: 100%; height: auto; }
-        .map-bg { fill: var(--map-bg); }
-        .map-grid path { stroke: var(--map-grid); stroke-width: 1; fill: none; }
-        .trail { fill: none; stroke: var(--trail); stroke-width: 3; stroke-linecap: round; stroke-linejoin: round; opacity: 0.45; }
-        .route { stroke: var(--muted); stroke-width: 2; stroke-dasharray: 6 6; }
-        .target-ring { fill: none; stroke: var(--good); stroke-width: 3; }
-        .marker-label {
+        .map { display: block; width: 100%; height: 20rem; border-radius: 8px; }
+        @media (min-width: 56rem) { .map { height: 28rem; } }
+        .map[hidden] { display: none; }
+        .map.leaflet-container { background: var(--map-bg); font: inherit; }
+        .map-desc { padding: 0.25rem; color: var(--muted); }
+        .visually-hidden {
+          position: absolute !important;
+          width: 1px;
+          height: 1px;
+          overflow: hidden;
+          clip: rect(0 0 0 0);
+          white-space: nowrap;
+        }
+        .trail { fill: none; stroke: var(--trail); stroke-width: 4; stroke-linecap: round; stroke-linejoin: round; stroke-opacity: 0.55; }
+        .route { fill: none; stroke: var(--muted); stroke-width: 2; stroke-dasharray: 6 6; stroke-opacity: 0.9; }
+        .target-ring { fill: none; stroke: var(--good); stroke-width: 3; stroke-opacity: 1; }
+        .marker { background: none; border: 0; }
+        .marker svg { display: block; overflow: visible; }
+        .leaflet-tooltip.marker-label {
           font-size: 12px;
           font-weight: 600;
-          fill: var(--text);
-          paint-order: stroke;
-          stroke: var(--map-bg);
-          stroke-width: 4px;
-          stroke-linejoin: round;
+          padding: 0 0.3rem;
+          color: var(--text);
+          background: var(--card);
+          border: 1px solid var(--line);
+          box-shadow: none;
         }
-        .home-marker .marker-shape { fill: var(--home); }
-        .institution-marker .marker-shape { fill: var(--institution); }
+        .leaflet-tooltip.marker-label::before { display: none; }
+        .home-marker .marker-shape { fill: var(--home); stroke: var(--card); stroke-width: 1.5; }
+        .institution-marker .marker-shape { fill: var(--institution); stroke: var(--card); stroke-width: 1.5; }
         .volunteer-marker .marker-shape { fill: var(--volunteer); stroke: var(--card); stroke-width: 3; }
         .volunteer-marker.stale .marker-shape { fill: var(--muted); }
-        .marker-detail { fill: none; stroke: var(--map-bg); stroke-width: 2; }
+        .marker-detail { fill: none; stroke: var(--card); stroke-width: 2; }
         .marker-detail-fill { fill: #ffffff; }
-        .north path { fill: var(--muted); }
-        .north text, .scale text { font-size: 11px; fill: var(--muted); font-weight: 600; }
-        .scale path { fill: none; stroke: var(--muted); stroke-width: 2; }
         .legend {
           display: flex;
           flex-wrap: wrap;
@@ -156,6 +164,7 @@ extension TrackingPage {
           font-size: 0.85rem;
           color: var(--muted);
         }
+        .legend[hidden] { display: none; }
         .key { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 3px; margin-right: -0.3rem; }
         .key-volunteer { background: var(--volunteer); border-radius: 50%; }
         .key-home { background: var(--home); }

@@ -2,8 +2,21 @@ extension TrackingPage {
     /// The page. Facts are text first (headline, notice, the details list, the event log); the map repeats
     /// them as a picture with a text description. Live regions: the notice (`role=status`), the event log
     /// (`role=log`) and the final message (`role=alert`), so a screen reader announces state changes,
-    /// arrival and the end of tracking without the donor looking for them.
-    static let html = #"""
+    /// arrival and the end of tracking without the donor looking for them. Leaflet's files are linked only when
+    /// the broker serves them; the map's tiles, attribution, zooms and bounds are data attributes of `#map`.
+    static func html(leaflet: Bool, map: MapSource) -> String {
+        let leafletTags =
+            leaflet
+            ? #"<link rel="stylesheet" href="\#(LeafletAssets.prefix)leaflet.css">"# + "\n"
+                + #"<script src="\#(LeafletAssets.prefix)leaflet.js" defer></script>"# + "\n" : ""
+        var mapAttributes = ""
+        for (name, value) in [
+            ("tiles", map.tiles), ("attribution", map.attribution), ("min-zoom", map.minZoom.map(String.init)),
+            ("max-zoom", map.maxZoom.map(String.init)), ("bounds", map.bounds),
+        ] {
+            if let value { mapAttributes += " data-\(name)=\"\(escapeAttribute(value))\"" }
+        }
+        return #"""
         <!doctype html>
         <html lang="en">
         <head>
@@ -13,7 +26,7 @@ extension TrackingPage {
         <meta name="color-scheme" content="light dark">
         <title>Tracking your donation</title>
         <link rel="icon" href="data:,">
-        <link rel="stylesheet" href="/assets/tracking-page.css">
+        \#(leafletTags)<link rel="stylesheet" href="/assets/tracking-page.css">
         <script src="/assets/tracking-page.js" defer></script>
         </head>
         <body>
@@ -33,39 +46,9 @@ extension TrackingPage {
 
 
           <figure class="card map-card">
-            <svg id="map" class="map" viewBox="0 0 400 300" role="img" aria-labelledby="map-title map-desc" focusable="false">
-              <title id="map-title">Map of the trip</title>
-              <desc id="map-desc">Waiting for the trip's details.</desc>
-              <rect class="map-bg" x="0" y="0" width="400" height="300" rx="10"/>
-              <g class="map-grid" aria-hidden="true">
-                <path d="M50 0V300M100 0V300M150 0V300M200 0V300M250 0V300M300 0V300M350 0V300M0 50H400M0 100H400M0 150H400M0 200H400M0 250H400"/>
-              </g>
-              <polyline id="trail" class="trail" points=""/>
-              <line id="route" class="route" x1="0" y1="0" x2="0" y2="0" visibility="hidden"/>
-              <circle id="target-ring" class="target-ring" r="19" cx="0" cy="0" visibility="hidden"/>
-              <g id="home-marker" class="marker home-marker" visibility="hidden">
-                <path class="marker-shape" d="M0 -12L13 0H9V11H-9V0H-13Z"/>
-                <path class="marker-detail" d="M-3 11V4H3V11"/>
-                <text id="home-label" class="marker-label" y="26" text-anchor="middle">Home</text>
-              </g>
-              <g id="institution-marker" class="marker institution-marker" visibility="hidden">
-                <path class="marker-shape" d="M0 -13L14 -5V-2H-14V-5ZM-12 8H12V12H-12ZM-10 -1H-6V7H-10ZM-2 -1H2V7H-2ZM6 -1H10V7H6Z"/>
-                <text id="institution-label" class="marker-label" y="27" text-anchor="middle">Institution</text>
-              </g>
-              <g id="volunteer-marker" class="marker volunteer-marker" visibility="hidden">
-                <circle class="marker-shape" r="12"/>
-                <path id="volunteer-arrow" class="marker-detail-fill" d="M0 -8L6 6L0 3L-6 6Z"/>
-                <circle id="volunteer-dot" class="marker-detail-fill" r="4"/>
-              </g>
-              <g class="north" transform="translate(378 26)" aria-hidden="true">
-                <path d="M0 -14L6 4L0 0L-6 4Z"/>
-                <text y="16" text-anchor="middle">N</text>
-              </g>
-              <g class="scale" transform="translate(16 284)" aria-hidden="true">
-                <path id="scale-line" d="M0 -6V0H80V-6"/>
-                <text id="scale-label" x="4" y="-10"></text>
-              </g>
-            </svg>
+            <div id="map" class="map" role="img" aria-labelledby="map-title map-desc"\#(mapAttributes)></div>
+            <p id="map-title" class="visually-hidden">Map of the trip</p>
+            <p id="map-desc" class="map-desc">Waiting for the trip's details.</p>
             <figcaption class="legend">
               <span class="key key-volunteer" aria-hidden="true"></span> Volunteer
               <span class="key key-home" aria-hidden="true"></span> Your home
@@ -98,4 +81,21 @@ extension TrackingPage {
         </body>
         </html>
         """#
+    }
+
+    /// `text` safe inside a double-quoted HTML attribute.
+    static func escapeAttribute(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
 }

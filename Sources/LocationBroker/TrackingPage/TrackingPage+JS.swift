@@ -1,7 +1,8 @@
 extension TrackingPage {
     /// The page's script: the donor's side of docs/PROTOCOL.md in a browser. It mirrors tracker-watch
     /// (WatchRendering): the same words, formats, staleness rule, speed smoothing, backoff, and recovery with
-    /// `since`. No library; text goes into the page only through `textContent`.
+    /// `since`. The map is Leaflet's (when the broker serves it: `L`); every fact is also text. Text goes into
+    /// the page only through `textContent` (and Leaflet only gets elements or escaped text).
     static let script = #"""
         'use strict';
         (function () {
@@ -21,8 +22,7 @@ extension TrackingPage {
           const view = {};
           for (const id of ['title', 'connection', 'headline', 'destination', 'notice', 'final', 'final-title', 'final-message',
             'distance', 'distance-label', 'eta', 'age', 'presence', 'heading', 'speed', 'accuracy', 'home', 'institution',
-            'events', 'map-desc', 'trail', 'route', 'target-ring', 'home-marker', 'home-label', 'institution-marker', 'institution-label',
-            'volunteer-marker', 'volunteer-arrow', 'volunteer-dot', 'scale-line', 'scale-label']) {
+            'events', 'map', 'map-desc']) {
             view[id] = $(id);
           }
 
@@ -599,93 +599,132 @@ extension TrackingPage {
             renderMap(metres, course, stale);
           }
 
-          // ---- The map: a plain projection of the trip's points, drawn in SVG (no tiles) ----
-          const MAP_W = 400, MAP_H = 300, MAP_PAD = 40, MIN_SPAN_M = 400;
-          const METRES_PER_DEGREE = Math.PI * EARTH_RADIUS / 180;
-
-          function place_(element, point, visible) {
-            if (!visible) { element.setAttribute('visibility', 'hidden'); return; }
-            element.setAttribute('visibility', 'visible');
-            element.setAttribute('transform', 'translate(' + point.x.toFixed(1) + ' ' + point.y.toFixed(1) + ')');
+          // ---- The map: Leaflet, on the broker's tiles, a tile server's, or a plain background ----
+          const SVG_NS = 'http://www.w3.org/2000/svg';
+          function svg(tag, attributes, children) {
+            const element = document.createElementNS(SVG_NS, tag);
+            for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+            for (const child of children || []) element.append(child);
+            return element;
           }
+          function escapeText(text) {
+            return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+          }
+          function labelElement(text) {
+            const span = document.createElement('span');
+            span.textContent = text;
+            return span;
+          }
+
+          const drawn = (() => {
+            if (typeof L === 'undefined') {
+              // No Leaflet on this broker: the facts and the description say it all, as text.
+              view.map.hidden = true;
+              for (const legend of document.querySelectorAll('.legend')) legend.hidden = true;
+              return null;
+            }
+            view['map-desc'].classList.add('visually-hidden');
+            const data = view.map.dataset;
+            const map = L.map(view.map, { zoomControl: false, attributionControl: false, keyboard: false, maxZoom: 19, zoomSnap: 0.5 });
+            if (data.tiles) {
+              const options = { maxZoom: 19 };
+              const minZoom = parseInt(data.minZoom, 10), maxZoom = parseInt(data.maxZoom, 10);
+              // Below a file's lowest zoom Leaflet would scale down many of its tiles: a plain background there.
+              if (Number.isFinite(minZoom)) { options.minNativeZoom = minZoom; options.minZoom = Math.max(0, minZoom - 2); }
+              if (Number.isFinite(maxZoom)) options.maxNativeZoom = maxZoom;
+              const edges = (data.bounds || '').split(',').map(Number);
+              if (edges.length === 4 && edges.every(Number.isFinite)) options.bounds = L.latLngBounds([edges[1], edges[0]], [edges[3], edges[2]]);
+              L.tileLayer(data.tiles, options).addTo(map);
+            }
+            if (data.attribution) L.control.attribution({ prefix: false }).addAttribution(escapeText(data.attribution)).addTo(map);
+            L.control.scale({ imperial: false, position: 'bottomleft' }).addTo(map);
+
+            const icon = (className, shape, size) => L.divIcon({ className: 'marker ' + className, html: shape, iconSize: [size, size] });
+            const homeShape = svg('svg', { viewBox: '-15 -15 30 30', width: '30', height: '30', 'aria-hidden': 'true' }, [
+              svg('path', { class: 'marker-shape', d: 'M0 -12L13 0H9V11H-9V0H-13Z' }),
+              svg('path', { class: 'marker-detail', d: 'M-3 11V4H3V11' })]);
+            const institutionShape = svg('svg', { viewBox: '-15 -15 30 30', width: '30', height: '30', 'aria-hidden': 'true' }, [
+              svg('path', { class: 'marker-shape', d: 'M0 -13L14 -5V-2H-14V-5ZM-12 8H12V12H-12ZM-10 -1H-6V7H-10ZM-2 -1H2V7H-2ZM6 -1H10V7H6Z' })]);
+            const arrow = svg('path', { class: 'marker-detail-fill', d: 'M0 -8L6 6L0 3L-6 6Z' });
+            const dot = svg('circle', { class: 'marker-detail-fill', r: '4' });
+            const volunteerShape = svg('svg', { viewBox: '-15 -15 30 30', width: '30', height: '30', 'aria-hidden': 'true' }, [
+              svg('circle', { class: 'marker-shape', r: '12' }), arrow, dot]);
+            const homeLabel = labelElement('Home'), institutionLabel = labelElement('Institution');
+            const tooltip = { permanent: true, direction: 'bottom', offset: [0, 12], className: 'marker-label' };
+            return {
+              map, arrow, dot,
+              trail: L.polyline([], { className: 'trail', interactive: false }).addTo(map),
+              route: L.polyline([], { className: 'route', interactive: false }),
+              ring: L.circleMarker([0, 0], { radius: 19, className: 'target-ring', fill: false, interactive: false }),
+              home: L.marker([0, 0], { icon: icon('home-marker', homeShape, 30), interactive: false, keyboard: false }).bindTooltip(homeLabel, tooltip),
+              institution: L.marker([0, 0], { icon: icon('institution-marker', institutionShape, 30), interactive: false, keyboard: false })
+                .bindTooltip(institutionLabel, tooltip),
+              institutionLabel,
+              volunteer: L.marker([0, 0], { icon: icon('volunteer-marker', volunteerShape, 30), interactive: false, keyboard: false, zIndexOffset: 1000 }),
+              fitted: '', userMoved: false, fitting: false, viewSet: false,
+            };
+          })();
+          if (drawn) {
+            drawn.map.on('dragstart zoomstart', () => { if (!drawn.fitting) drawn.userMoved = true; });
+          }
+
+          function show(layer, visible, latLng) {
+            if (!visible) { if (drawn.map.hasLayer(layer)) layer.remove(); return; }
+            if (latLng !== undefined) layer.setLatLng(latLng);
+            if (!drawn.map.hasLayer(layer)) layer.addTo(drawn.map);
+          }
+          const ll = (p) => [p.lat, p.lon];
 
           function renderMap(metres, course, stale) {
-            const points = [];
-            if (st.home) points.push(st.home);
-            if (st.institution) points.push(st.institution);
-            for (const p of st.trail) points.push(p);
-            if (points.length === 0) {
-              for (const id of ['home-marker', 'institution-marker', 'volunteer-marker', 'route', 'target-ring']) {
-                view[id].setAttribute('visibility', 'hidden');
-              }
-              view.trail.setAttribute('points', '');
-              setText(view['scale-label'], '');
-              setText(view['map-desc'], 'Waiting for the trip\'s details.');
-              return;
-            }
-            const lats = points.map((p) => p.lat);
-            const midLat = (Math.min(...lats) + Math.max(...lats)) / 2;
-            const k = Math.cos(rad(midLat));
-            const xy = (p) => ({ x: p.lon * k * METRES_PER_DEGREE, y: -p.lat * METRES_PER_DEGREE });
-            const projected = points.map(xy);
-            let minX = Math.min(...projected.map((p) => p.x)), maxX = Math.max(...projected.map((p) => p.x));
-            let minY = Math.min(...projected.map((p) => p.y)), maxY = Math.max(...projected.map((p) => p.y));
-            if (maxX - minX < MIN_SPAN_M) { const c = (minX + maxX) / 2; minX = c - MIN_SPAN_M / 2; maxX = c + MIN_SPAN_M / 2; }
-            if (maxY - minY < MIN_SPAN_M) { const c = (minY + maxY) / 2; minY = c - MIN_SPAN_M / 2; maxY = c + MIN_SPAN_M / 2; }
-            const scale = Math.min((MAP_W - 2 * MAP_PAD) / (maxX - minX), (MAP_H - 2 * MAP_PAD) / (maxY - minY));
-            const offsetX = (MAP_W - (maxX - minX) * scale) / 2, offsetY = (MAP_H - (maxY - minY) * scale) / 2;
-            const screen = (p) => { const q = xy(p); return { x: offsetX + (q.x - minX) * scale, y: offsetY + (q.y - minY) * scale }; };
-
-            const homePoint = st.home ? screen(st.home) : null;
-            const institutionPoint = st.institution ? screen(st.institution) : null;
-            place_(view['home-marker'], homePoint, Boolean(homePoint));
-            place_(view['institution-marker'], institutionPoint, Boolean(institutionPoint));
-            setText(view['institution-label'], truncate(institutionName() || 'Institution', 24));
-            keepInside(view['home-label'], homePoint);
-            keepInside(view['institution-label'], institutionPoint);
-            view.trail.setAttribute('points', st.trail.map(screen).map((p) => p.x.toFixed(1) + ',' + p.y.toFixed(1)).join(' '));
-
+            setText(view['map-desc'], describeMap(metres));
+            if (!drawn) return;
+            show(drawn.home, Boolean(st.home), st.home ? ll(st.home) : undefined);
+            show(drawn.institution, Boolean(st.institution), st.institution ? ll(st.institution) : undefined);
+            setText(drawn.institutionLabel, truncate(institutionName() || 'Institution', 24));
+            drawn.trail.setLatLngs(st.trail.map(ll));
             const fix = st.fix;
-            const volunteer = fix ? screen(fix.position) : null;
-            place_(view['volunteer-marker'], volunteer, Boolean(fix));
-            view['volunteer-marker'].classList.toggle('stale', stale || !st.tracking);
+            show(drawn.volunteer, Boolean(fix), fix ? ll(fix.position) : undefined);
+            const element = drawn.volunteer.getElement();
+            if (element) element.classList.toggle('stale', stale || !st.tracking);
             if (course !== null) {
-              view['volunteer-arrow'].setAttribute('visibility', 'visible');
-              view['volunteer-dot'].setAttribute('visibility', 'hidden');
-              view['volunteer-arrow'].setAttribute('transform', 'rotate(' + course.toFixed(0) + ')');
+              drawn.arrow.setAttribute('visibility', 'visible');
+              drawn.dot.setAttribute('visibility', 'hidden');
+              drawn.arrow.setAttribute('transform', 'rotate(' + course.toFixed(0) + ')');
             } else {
-              view['volunteer-arrow'].setAttribute('visibility', 'hidden');
-              view['volunteer-dot'].setAttribute('visibility', 'visible');
+              drawn.arrow.setAttribute('visibility', 'hidden');
+              drawn.dot.setAttribute('visibility', 'visible');
             }
             const target = goal();
-            const targetPoint = isPoint(target) && !st.ended ? screen(target) : null;
-            place_(view['target-ring'], targetPoint, Boolean(targetPoint));
-            if (targetPoint && volunteer && st.tracking) {
-              view.route.setAttribute('x1', volunteer.x.toFixed(1));
-              view.route.setAttribute('y1', volunteer.y.toFixed(1));
-              view.route.setAttribute('x2', targetPoint.x.toFixed(1));
-              view.route.setAttribute('y2', targetPoint.y.toFixed(1));
-              view.route.setAttribute('visibility', 'visible');
+            const targeted = isPoint(target) && !st.ended;
+            show(drawn.ring, targeted, targeted ? ll(target) : undefined);
+            if (targeted && fix && st.tracking) {
+              drawn.route.setLatLngs([ll(fix.position), ll(target)]);
+              show(drawn.route, true);
             } else {
-              view.route.setAttribute('visibility', 'hidden');
+              show(drawn.route, false);
             }
-
-            // A scale bar of a round length, about a fifth of the map's width.
-            const steps = [10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000];
-            const wanted = (MAP_W / 5) / scale;
-            const length = steps.find((s) => s >= wanted) || steps[steps.length - 1];
-            view['scale-line'].setAttribute('d', 'M0 -6V0H' + (length * scale).toFixed(1) + 'V-6');
-            setText(view['scale-label'], fmt.distance(length));
-
-            setText(view['map-desc'], describeMap(metres));
+            fitTrip();
           }
 
-          // Moves a marker's label sideways so that it is not cut by the map's edge.
-          function keepInside(label, point) {
-            if (!point || typeof label.getComputedTextLength !== 'function') return;
-            const half = label.getComputedTextLength() / 2;
-            const shift = Math.max(4 + half - point.x, Math.min(0, MAP_W - 4 - half - point.x));
-            label.setAttribute('x', shift.toFixed(1));
+          // Keeps the trip in view: home, institution and the trail, again whenever they change, unless the donor
+          // moved the map themselves (then only when the volunteer leaves the view).
+          function fitTrip() {
+            const points = [];
+            if (st.home) points.push(ll(st.home));
+            if (st.institution) points.push(ll(st.institution));
+            for (const p of st.trail) points.push(ll(p));
+            if (points.length === 0) return;
+            const key = points.map((p) => p.join(',')).join(';');
+            if (key === drawn.fitted) return;
+            drawn.fitted = key;
+            const volunteerHidden = drawn.viewSet && st.fix && !drawn.map.getBounds().contains(ll(st.fix.position));
+            if (drawn.userMoved && !volunteerHidden) return;
+            drawn.fitting = true;
+            // Wider at the sides: a marker's label is centred under it.
+            drawn.map.fitBounds(L.latLngBounds(points), { padding: [72, 40], maxZoom: 17, animate: false });
+            drawn.fitting = false;
+            drawn.viewSet = true;
+            drawn.userMoved = false;
           }
 
           function truncate(text, max) {
