@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 import HTTPTypes
 import HummingbirdTesting
@@ -114,5 +115,16 @@ final class TrackingPageTests: XCTestCase {
         XCTAssertEqual(invalid.error?.code, .notFound)
         let post = try await live.request(.post, "/track/d-1", body: "{}")
         XCTAssertNotEqual(post.status, .ok, "the page is only read")
+    }
+
+    func testThePageReconnectsByTheLibrarysRules() {
+        func seconds(_ duration: Duration) -> String {
+            let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            return value == value.rounded() ? String(Int(value)) : String(value)
+        }
+        let policy = ConnectionStateMachine.Policy()
+        XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_INITIAL_S = \(seconds(policy.initialDelay));"))
+        XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_CAP_S = \(seconds(policy.maximumDelay));"))
+        XCTAssertTrue(TrackingPage.script.contains("ceiling * Math.random()"), "full jitter: from zero up to the ceiling")
     }
 }

@@ -11,6 +11,10 @@ extension TrackingPage {
           const EVENT_LIMIT = 60;
           const SUBSCRIBE_TIMEOUT_MS = 10000;
           const NOT_TRACKABLE_RETRY_MS = 15000;
+          // ConnectionStateMachine.Policy's defaults (Sources/BrokerClient): the same reconnect rules as the apps.
+          const BACKOFF_INITIAL_S = 0.5;
+          const BACKOFF_CAP_S = 15;
+          const BACKOFF_PATIENCE_S = 5;
           const EARTH_RADIUS = 6371008.8;
           const SPEED_WEIGHT = 0.3;
           const MIN_MOVING_SPEED = 0.5;
@@ -356,7 +360,7 @@ extension TrackingPage {
               clearTimeout(subscribeTimer);
               clearTimeout(pauseTimer);
               if (st.ended) return;
-              if (opened) lost(describeClose(event.code, event.reason));
+              if (opened) lost(describeClose(event.code, event.reason), event.code);
               else diagnose();
             });
           }
@@ -385,15 +389,19 @@ extension TrackingPage {
             lost(reason);
           }
 
-          function lost(reason) {
+          // The rules of the Swift library's ConnectionStateMachine: full jitter (a delay drawn from 0 up to
+          // 0.5 s doubling per failure, capped at 15 s), and at least 5 s after too many connections (4029, HTTP
+          // 429) or too many refused frames (4009), which hurrying back cannot cure.
+          function lost(reason, code) {
             if (st.ended) return;
             clearTimeout(subscribeTimer);
             clearTimeout(pauseTimer);
             const wasLive = st.connection.kind === 'live' || st.connection.kind === 'paused';
             if (wasLive) record('connection', 'Connection lost: ' + reason + '; reconnecting');
             failures += 1;
-            const base = Math.min(15, 0.5 * 2 ** Math.min(failures - 1, 30));
-            const delay = Math.min(15, base * (0.8 + 0.4 * Math.random())) * 1000;
+            const ceiling = Math.min(BACKOFF_CAP_S, BACKOFF_INITIAL_S * 2 ** Math.min(failures - 1, 30));
+            const minimum = code === 4029 || code === 4009 ? BACKOFF_PATIENCE_S : 0;
+            const delay = Math.max(minimum, ceiling * Math.random()) * 1000;
             st.connection = { kind: 'retrying', attempt: failures, at: Date.now() + delay, reason };
             clearTimeout(retryTimer);
             retryTimer = setTimeout(connect, delay);
@@ -403,6 +411,7 @@ extension TrackingPage {
           // The browser hides why an upgrade failed: ask the same URL over plain HTTP, which says.
           async function diagnose() {
             let reason = 'the broker cannot be reached';
+            let status = 0;
             try {
               const response = await fetch('/v1/ws?token=' + encodeURIComponent(token), { cache: 'no-store', credentials: 'omit' });
               let body = null;
@@ -417,10 +426,11 @@ extension TrackingPage {
               if (response.status === 400) reason = 'the WebSocket could not be opened (a proxy may be in the way)';
               else if (message) reason = message;
               else reason = 'the broker answered ' + response.status;
+              status = response.status;
             } catch (error) {
               reason = 'the broker cannot be reached';
             }
-            lost(reason);
+            lost(reason, status === 429 ? 4029 : undefined);
           }
 
           function describeClose(code, reason) {
