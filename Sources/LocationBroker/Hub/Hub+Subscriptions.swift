@@ -55,6 +55,12 @@ extension Hub {
                     .notTrackable,
                     "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
             }
+            // In a cluster, answered only once this node listens to the volunteer's bus shard (Hub+Cluster).
+            if let interest = cluster?.interest,
+                !interest.admit(.init(connection: connection, request: request, shards: interest.shards(of: channelName)))
+            {
+                return nil
+            }
             channel.addSubscriber(Subscriber(connection: connection, donation: gate.id))
             connection.recordSubscription(channel: channelName, donation: gate.id)
             let allowed = channel.history.filter { $0.donations.contains(gate.id) }
