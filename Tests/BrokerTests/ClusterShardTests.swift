@@ -1,6 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
+import Logging
 import XCTest
 
 @testable import LocationBroker
@@ -133,6 +134,31 @@ final class ClusterShardTests: XCTestCase {
         XCTAssertEqual(try ClusterEvent(sealed: sealed, keys: keys, channel: ClusterShards.channel(Self.knownShard)), event)
         XCTAssertThrowsError(try ClusterEvent(sealed: sealed, keys: keys, channel: ClusterShards.channel((Self.knownShard + 1) % ClusterShards.count)))
         XCTAssertThrowsError(try ClusterEvent(sealed: sealed, keys: keys, channel: PostgresDonationStore.eventChannel))
+    }
+
+    func testAShardIsNotLeftWhileASubscriptionIsAdmittedDuringTheCount() {
+        let interest = ShardInterest(keys: ClusterKeys(secrets: ["shard-secret-0123456789-0123456789-01"]))
+        let connection = ClientConnection(id: 1, identity: "donor@example.org", expiresAt: .max, outboxLimit: 65_536, logger: Logger(label: "test"))
+        let waiting = ShardInterest.Pending(
+            connection: connection, request: .init(id: "s", target: .donation("d")), shards: interest.shards(of: "vol@example.org"))
+        XCTAssertFalse(interest.admit(waiting), "a shard not listened to: the subscription waits")
+        XCTAssertEqual(interest.wanted(), [Self.knownShard])
+        XCTAssertEqual(interest.leave(keeping: [], unchangedSince: interest.admissionCounts()), [], "never left while one waits")
+        XCTAssertEqual(interest.joined(Self.knownShard).map(\.request.id), ["s"], "answered once joined")
+        XCTAssertTrue(interest.admit(waiting), "listened to: subscribed at once")
+
+        // The sweep counts no subscriber, but one was admitted after it took the admission counts: the shard stays.
+        let before = interest.admissionCounts()
+        XCTAssertTrue(interest.admit(waiting))
+        XCTAssertEqual(interest.leave(keeping: [], unchangedSince: before), [])
+        XCTAssertEqual(interest.wanted(), [Self.knownShard])
+        // Counted again with nothing admitted meanwhile and no subscriber: left, and the next subscription waits.
+        XCTAssertEqual(interest.leave(keeping: [], unchangedSince: interest.admissionCounts()), [Self.knownShard])
+        XCTAssertEqual(interest.wanted(), [])
+        XCTAssertFalse(interest.admit(waiting))
+        // A shard with subscribers is kept.
+        _ = interest.joined(Self.knownShard)
+        XCTAssertEqual(interest.leave(keeping: [Self.knownShard], unchangedSince: interest.admissionCounts()), [])
     }
 
     /// The shard of `vol@example.org` under the test secret, computed apart from the broker (Python's hmac and
