@@ -140,7 +140,8 @@ final class ClusterShardTests: XCTestCase {
         let interest = ShardInterest(keys: ClusterKeys(secrets: ["shard-secret-0123456789-0123456789-01"]))
         let connection = ClientConnection(id: 1, identity: "donor@example.org", expiresAt: .max, outboxLimit: 65_536, logger: Logger(label: "test"))
         let waiting = ShardInterest.Pending(
-            connection: connection, request: .init(id: "s", target: .donation("d")), shards: interest.shards(of: "vol@example.org"))
+            connection: connection, request: .init(id: "s", target: .donation("d")), channel: "vol@example.org", donation: "d",
+            shards: interest.shards(of: "vol@example.org"))
         XCTAssertFalse(interest.admit(waiting), "a shard not listened to: the subscription waits")
         XCTAssertEqual(interest.wanted(), [Self.knownShard])
         XCTAssertEqual(interest.leave(keeping: [], unchangedSince: interest.admissionCounts()), [], "never left while one waits")
@@ -156,8 +157,11 @@ final class ClusterShardTests: XCTestCase {
         XCTAssertEqual(interest.leave(keeping: [], unchangedSince: interest.admissionCounts()), [Self.knownShard])
         XCTAssertEqual(interest.wanted(), [])
         XCTAssertFalse(interest.admit(waiting))
+        // Unsubscribed before the answer: withdrawn, so joining answers nobody.
+        XCTAssertNil(interest.withdraw(connection: 2, channel: nil, donation: "d"), "another connection's")
+        XCTAssertEqual(interest.withdraw(connection: 1, channel: nil, donation: "d")?.channel, "vol@example.org")
+        XCTAssertEqual(interest.joined(Self.knownShard).count, 0)
         // A shard with subscribers is kept.
-        _ = interest.joined(Self.knownShard)
         XCTAssertEqual(interest.leave(keeping: [Self.knownShard], unchangedSince: interest.admissionCounts()), [])
     }
 

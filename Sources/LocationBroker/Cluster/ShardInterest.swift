@@ -26,6 +26,9 @@ final class ShardInterest: Sendable {
     struct Pending: Sendable {
         let connection: ClientConnection
         let request: ClientFrame.Subscribe
+        /// The volunteer channel and the donation it was admitted for (for an unsubscribe that comes first).
+        let channel: String
+        let donation: String
         let shards: [Int]
     }
 
@@ -74,6 +77,20 @@ final class ShardInterest: Sendable {
         }
         waiter?.resume()
         return ready
+    }
+
+    /// Withdraws the waiting subscription of connection `id` to `channel` (any when `nil`) for `donation` (any when
+    /// `nil`): the client unsubscribed before it was answered.
+    /// - Returns: the withdrawn subscription, if one waited.
+    func withdraw(connection id: UInt64, channel: String?, donation: String?) -> Pending? {
+        state.withLock { state in
+            guard
+                let index = state.pending.firstIndex(where: {
+                    $0.connection.id == id && (channel == nil || $0.channel == channel) && (donation == nil || $0.donation == donation)
+                })
+            else { return nil }
+            return state.pending.remove(at: index)
+        }
     }
 
     /// The shards to listen to: joined or being joined.

@@ -90,6 +90,15 @@ extension Hub {
         }
     }
 
+    /// Ends a subscription that still waits for its bus shard, for a client that unsubscribed before its answer:
+    /// replies `unsubscribed` after no `subscribed`.
+    /// - Returns: whether one waited.
+    func withdrawWaiting(_ connection: ClientConnection, channel: String?, donation: String?, re: String?) -> Bool {
+        guard let withdrawn = cluster?.interest?.withdraw(connection: connection.id, channel: channel, donation: donation) else { return false }
+        reply(.unsubscribed(.init(re: re, channel: withdrawn.channel, donation: withdrawn.donation, reason: .client)), to: connection)
+        return true
+    }
+
     /// The channels that have a subscriber on this node, for the bus to know which shards it still needs.
     func subscribedChannelNames() -> [String] {
         channelNames(.subscribed)

@@ -57,7 +57,8 @@ extension Hub {
             }
             // In a cluster, answered only once this node listens to the volunteer's bus shard (Hub+Cluster).
             if let interest = cluster?.interest,
-                !interest.admit(.init(connection: connection, request: request, shards: interest.shards(of: channelName)))
+                !interest.admit(
+                    .init(connection: connection, request: request, channel: channelName, donation: gate.id, shards: interest.shards(of: channelName)))
             {
                 return nil
             }
@@ -96,6 +97,7 @@ extension Hub {
             wantedDonation = nil
         case .donation(let id):
             guard let name = connection.subscribedChannels.first(where: { connection.donation(for: $0) == id }) else {
+                if withdrawWaiting(connection, channel: nil, donation: id, re: request.id) { return nil }
                 return BrokerError(.notFound, "you are not subscribed to donation \(id)")
             }
             channelName = name
@@ -105,6 +107,7 @@ extension Hub {
             guard let channel, let subscriber = channel.subscribers[connection.id],
                 wantedDonation == nil || subscriber.donation == wantedDonation
             else {
+                if withdrawWaiting(connection, channel: channelName, donation: wantedDonation, re: request.id) { return nil }
                 return BrokerError(.notFound, "you are not subscribed to \(channelName)")
             }
             channel.removeSubscriber(connection.id)
