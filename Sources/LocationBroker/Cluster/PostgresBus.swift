@@ -20,7 +20,8 @@ import ServiceLifecycle
 /// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one round trip per batch, order kept),
 /// and a listener on a connection of its own that reconnects with backoff, checks its session with a sealed
 /// heartbeat it must hear back within ``heartbeatPeriod``, and after every (re)connection and every gap in the
-/// revisions it was brought, reads every donation change after the last revision up to which it has seen all.
+/// revisions it was brought, reads every donation change after the last revision up to which it has seen all;
+/// on the same session a ``ShardListener`` joins and leaves the shards.
 struct PostgresBus: Service {
     let location: PostgresLocation
     let client: PostgresClient
