@@ -41,7 +41,7 @@ struct Broker: Sendable {
             let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
             // The configuration refuses a PostgreSQL store without cluster secrets.
             let keys = ClusterKeys(secrets: configuration.clusterSecrets ?? [])
-            let outbox = ClusterOutbox(node: node)
+            let outbox = ClusterOutbox(node: node, interest: ShardInterest(keys: keys))
             hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox)
             let prepared = try await PostgresSchema.prepare(location, keys: keys, logger: logger)
             snapshot = prepared.snapshot

@@ -35,8 +35,11 @@ final class ClusterBusSecrecyTests: XCTestCase {
             try await ClusterFixture.put("donation-secret-7", on: b, donor: donorID, volunteer: volunteerID, state: .pickedByVolunteer, home: home, institution: institution)
             await volunteer.close()
 
-            // Three positions, two donation changes and an offline event went over the bus, and heartbeats.
-            try await waitUntil("the eavesdropper heard the nodes' events") { eve.payloads.count >= 6 }
+            // Three positions, two donation changes and an offline event went over the bus, and heartbeats; the
+            // positions and the offline event on the volunteer's shard.
+            try await waitUntil("the eavesdropper heard the nodes' events") {
+                eve.payloads.count >= 6 && eve.heardOn.filter { $0.channel != PostgresDonationStore.eventChannel }.count >= 4
+            }
             let heard = eve.payloads.joined(separator: "\n")
             var secrets = [volunteerID, donorID, "donation-secret-7", home.label ?? "", institution.name ?? "", "Escondida", "Reservado", "BEING", "PICKED"]
             for fix in published {
@@ -68,8 +71,8 @@ final class ClusterBusSecrecyTests: XCTestCase {
             let first = try await volunteer.publishKept(position(metresFromHome: 1_000))
             let got = try await ClusterFixture.nextPosition(donor).seq
             XCTAssertEqual(got, first)
-            try await waitUntil("the eavesdropper heard the position") { eve.payloads.count >= 2 }
-            let captured = eve.payloads
+            try await waitUntil("the eavesdropper heard the position") { eve.heardOn.contains { $0.channel != PostgresDonationStore.eventChannel } }
+            let captured = eve.heardOn
 
             // Forged in the nodes' clear format: a donation that lets the attacker watch the real volunteer, and
             // a position for the real donor.
@@ -79,11 +82,17 @@ final class ClusterBusSecrecyTests: XCTestCase {
                 home: LiveBroker.home, institution: LiveBroker.institution, createdAt: now, updatedAt: now)
             let donationBody = String(decoding: try WireJSON.encode(forgedDonation), as: UTF8.self)
             try await eve.notify(#"{"k":"d","n":"forger","r":900000000,"id":"d-forged","d":\#(donationBody)}"#)
-            try await eve.notify(#"{"k":"p","n":"forger","c":"\#(volunteerID)","s":\#(first + 1_000),"p":{"lat":51.5,"lon":-0.12,"accuracy":5,"timestamp":\#(now)},"t":["d-real"],"ls":\#(now)}"#)
+            // The attacker cannot tell the volunteer's shard (a keyed hash): the forged position goes on every one.
+            for channel in Eavesdropper.channels {
+                try await eve.notify(#"{"k":"p","n":"forger","c":"\#(volunteerID)","s":\#(first + 1_000),"p":{"lat":51.5,"lon":-0.12,"accuracy":5,"timestamp":\#(now)},"t":["d-real"],"ls":\#(now)}"#, on: channel)
+            }
             // Sealed-looking, but not sealed with the secret.
             try await eve.notify(ClusterKeys.prefix + Data(repeating: 7, count: 120).base64EncodedString())
-            // Everything captured, replayed: the same position again, donation changes, heartbeats.
-            for payload in captured { try await eve.notify(payload) }
+            // Everything captured, replayed on the channel it was heard on, and moved to the control channel.
+            for (channel, payload) in captured {
+                try await eve.notify(payload, on: channel)
+                try await eve.notify(payload)
+            }
 
             try await waitUntil("node b dropped the three forgeries") {
                 (try await ClusterFixture.metric(#"broker_cluster_sealed_rejected_total{source="bus"}"#, of: b) ?? 0) >= 3

@@ -53,10 +53,12 @@ enum ClusterFixture {
     }
 
     /// Subscribes to the donation, retrying while the node has not yet heard of a change made on another node.
-    static func subscribe(_ donor: BrokerConnection, to donation: String, within limit: Duration = .seconds(10)) async throws -> ServerFrame.Subscribed {
+    static func subscribe(
+        _ donor: BrokerConnection, to donation: String, since: Int64? = nil, within limit: Duration = .seconds(10)
+    ) async throws -> ServerFrame.Subscribed {
         let deadline = ContinuousClock.now + limit
         while true {
-            try await donor.send(.subscribe(.init(id: "s", target: .donation(donation))))
+            try await donor.send(.subscribe(.init(id: "s", target: .donation(donation), since: since)))
             let frame = try await donor.next()
             if case .subscribed(let subscribed) = frame { return subscribed }
             guard ContinuousClock.now < deadline else { throw BrokerClientError("could not subscribe: \(frame)") }
@@ -84,12 +86,17 @@ enum ClusterFixture {
     }
 }
 
-/// A role with no right but CONNECT on the cluster's database, that LISTENs where the nodes do and may NOTIFY:
-/// what anybody with a login on that PostgreSQL can do.
+/// A role with no right but CONNECT on the cluster's database, that LISTENs where the nodes do (the control
+/// channel and every shard's) and may NOTIFY: what anybody with a login on that PostgreSQL can do.
 final class Eavesdropper: Sendable {
     private let connection: PostgresConnection
-    private let heard = Mutex<[String]>([])
+    private let heard = Mutex<[(channel: String, payload: String)]>([])
     private let listener = Mutex<Task<Void, Never>?>(nil)
+    /// LISTENs confirmed so far.
+    private let confirmed = Mutex(0)
+
+    /// Every NOTIFY channel the nodes use.
+    static let channels = [PostgresDonationStore.eventChannel] + (0..<ClusterShards.count).map(ClusterShards.channel)
 
     private init(connection: PostgresConnection) {
         self.connection = connection
@@ -104,25 +111,35 @@ final class Eavesdropper: Sendable {
         let eavesdropper = Eavesdropper(connection: connection)
         let listening = Latch()
         let task = Task {
-            _ = try? await connection.listen(on: PostgresDonationStore.eventChannel) { notifications in
-                listening.open()
-                for try await notification in notifications {
-                    eavesdropper.heard.withLock { $0.append(notification.payload) }
+            await withTaskGroup(of: Void.self) { group in
+                for channel in channels {
+                    group.addTask {
+                        _ = try? await connection.listen(on: channel) { notifications in
+                            if eavesdropper.confirmed.withLock({ $0 += 1; return $0 }) == channels.count { listening.open() }
+                            for try await notification in notifications {
+                                eavesdropper.heard.withLock { $0.append((channel, notification.payload)) }
+                            }
+                        }
+                        // A LISTEN that failed or ended: never leave the start waiting.
+                        listening.open()
+                    }
                 }
             }
-            listening.open()
         }
         eavesdropper.listener.withLock { $0 = task }
         await listening.wait()
         return eavesdropper
     }
 
-    /// Every payload heard so far.
-    var payloads: [String] { heard.withLock { $0 } }
+    /// Every payload heard so far, on any channel.
+    var payloads: [String] { heard.withLock { $0.map(\.payload) } }
 
-    /// Sends `payload` on the nodes' channel, as the nodes would.
-    func notify(_ payload: String) async throws {
-        try await connection.query("SELECT pg_notify(\(PostgresDonationStore.eventChannel), \(payload))", logger: Logger(label: "eavesdropper"))
+    /// Every payload heard so far, with the channel it was heard on.
+    var heardOn: [(channel: String, payload: String)] { heard.withLock { $0 } }
+
+    /// Sends `payload` on `channel` (the control channel unless told), as the nodes would.
+    func notify(_ payload: String, on channel: String = PostgresDonationStore.eventChannel) async throws {
+        try await connection.query("SELECT pg_notify(\(channel), \(payload))", logger: Logger(label: "eavesdropper"))
     }
 
     func stop() async {

@@ -22,6 +22,8 @@ struct ClusterKeys: Sendable {
         case lastPosition = "location-broker last position v1"
         /// The keyed hash that stands for a volunteer channel in `lb_last_positions`.
         case channelKey = "location-broker channel key v1"
+        /// The keyed hash that picks a volunteer's bus shard (``ClusterShards``).
+        case shard = "location-broker bus shard v1"
     }
 
     private struct Generation: Sendable {
@@ -81,6 +83,20 @@ struct ClusterKeys: Sendable {
             let code = HMAC<SHA256>.authenticationCode(for: Data(channel.utf8), using: generation.keys[.channelKey]!)
             return Data(code).map { String(format: "%02x", $0) }.joined()
         }
+    }
+
+    /// The bus shards of a volunteer channel, one per secret, the sealing one first, without repeats: a keyed
+    /// hash, stable across processes and versions, that nobody without the secret can compute, so the channel a
+    /// volunteer's positions travel on says nothing about who they are.
+    func shards(of channel: String) -> [Int] {
+        var shards: [Int] = []
+        for generation in generations {
+            let code = Data(HMAC<SHA256>.authenticationCode(for: Data(channel.utf8), using: generation.keys[.shard]!))
+            let value = code.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let shard = Int(value % UInt64(ClusterShards.count))
+            if !shards.contains(shard) { shards.append(shard) }
+        }
+        return shards
     }
 
     private static func associatedData(_ purpose: Purpose, _ context: String) -> Data {

@@ -20,9 +20,12 @@ final class ClusterOutbox: Sendable {
     let capacity: Int
     /// This node's name, stamped on every event.
     let node: String
+    /// The bus shards this node listens to; `nil` where no bus runs (tests of the outbox alone).
+    let interest: ShardInterest?
 
-    init(node: String, capacity: Int = 100_000) {
+    init(node: String, interest: ShardInterest? = nil, capacity: Int = 100_000) {
         self.node = node
+        self.interest = interest
         self.capacity = capacity
     }
 

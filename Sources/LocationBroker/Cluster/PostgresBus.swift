@@ -11,14 +11,17 @@ import ServiceLifecycle
 /// counted in `broker_cluster_sealed_rejected_total`). A donation change travels as its id and revision; the
 /// node reads the row, so the table stays the one truth and a donation of any size crosses.
 ///
-/// Every node listens on one channel (``PostgresDonationStore/eventChannel``) and receives every event. That
-/// keeps `since`, last-known position and presence available on every node (each keeps every active channel's
-/// history), at the cost of each node opening every position; docs/SCALING.md gives the measured ceiling.
+/// Donation changes and heartbeats travel on the control channel (``PostgresDonationStore/eventChannel``), which
+/// every node listens to. A volunteer's positions and presence travel on the channel of the volunteer's bus shard
+/// (``ClusterShards``, picked by a keyed hash), and a node listens only to the shards in which it has subscribers
+/// (``ShardListener``), so it opens only the positions its donors may receive; docs/SCALING.md gives the figures.
+/// The NOTIFY channel a payload was sent on is bound into its seal, so nothing moves from one channel to another.
 ///
 /// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one round trip per batch, order kept),
 /// and a listener on a connection of its own that reconnects with backoff, checks its session with a sealed
 /// heartbeat it must hear back within ``heartbeatPeriod``, and after every (re)connection and every gap in the
-/// revisions it was brought, reads every donation change after the last revision up to which it has seen all.
+/// revisions it was brought, reads every donation change after the last revision up to which it has seen all;
+/// on the same session a ``ShardListener`` joins and leaves the shards.
 struct PostgresBus: Service {
     let location: PostgresLocation
     let client: PostgresClient
@@ -35,6 +38,15 @@ struct PostgresBus: Service {
     var batchSize = 256
 
     private var channel: String { PostgresDonationStore.eventChannel }
+    /// The NOTIFY channels an event goes on: a volunteer's shard (each secret's during a rotation), or the control channel.
+    private func channels(of event: ClusterEvent) -> [String] {
+        switch event {
+        case .position(_, let volunteer, _, _, _, _), .offline(_, let volunteer, _):
+            keys.shards(of: volunteer).map { ClusterShards.channel($0) }
+        case .donation, .heartbeat:
+            [channel]
+        }
+    }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -53,17 +65,22 @@ struct PostgresBus: Service {
             let batch = await outbox.take(upTo: batchSize)
             guard !batch.isEmpty else { continue }
             var payloads: [String] = []
+            var targets: [String] = []
             payloads.reserveCapacity(batch.count)
+            targets.reserveCapacity(batch.count)
             for event in batch {
-                guard let payload = try? event.sealed(with: keys, channel: channel), payload.utf8.count <= ClusterEvent.maximumPayloadBytes else {
-                    hub.metrics.clusterEventsDropped.increment()
-                    continue
+                for target in channels(of: event) {
+                    guard let payload = try? event.sealed(with: keys, channel: target), payload.utf8.count <= ClusterEvent.maximumPayloadBytes else {
+                        hub.metrics.clusterEventsDropped.increment()
+                        continue
+                    }
+                    payloads.append(payload)
+                    targets.append(target)
                 }
-                payloads.append(payload)
             }
             let last = LastPositionRows(batch, keys: keys)
             do {
-                try await send(payloads, keeping: last)
+                try await send(payloads, on: targets, keeping: last)
                 hub.metrics.clusterEventsOut.increment(by: Int64(payloads.count))
                 backoff.reset()
             } catch {
@@ -82,7 +99,7 @@ struct PostgresBus: Service {
     /// A position is stored only while one of its donations is still trackable for its volunteer, checked under
     /// the donation change lock held shared: a change that ends tracking (and deletes the row) commits either
     /// before the check, which then fails, or after the upsert, and deletes what it wrote.
-    private func send(_ payloads: [String], keeping last: LastPositionRows) async throws {
+    private func send(_ payloads: [String], on targets: [String], keeping last: LastPositionRows) async throws {
         try await client.withTransaction(logger: logger) { connection in
             if !last.channelKeys.isEmpty {
                 try await connection.query("SELECT pg_advisory_xact_lock_shared(\(PostgresDonationStore.changeLockKey))", logger: logger)
@@ -102,7 +119,7 @@ struct PostgresBus: Service {
                     ON CONFLICT (channel_key) DO UPDATE SET seq = EXCLUDED.seq, sealed = EXCLUDED.sealed, kept_at = EXCLUDED.kept_at
                     WHERE lb_last_positions.seq < EXCLUDED.seq
                 )
-                SELECT pg_notify(\(channel), payload) FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS t(payload, n) ORDER BY n
+                SELECT pg_notify(target, payload) FROM unnest(\(targets)::text[], \(payloads)::text[]) WITH ORDINALITY AS t(target, payload, n) ORDER BY n
                 """,
                 logger: logger)
         }
@@ -131,8 +148,14 @@ struct PostgresBus: Service {
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             // Ends the session (so the loop below ends) when a heartbeat is not heard back.
                             group.addTask { try await checkSession(connection, heartbeats) }
+                            if let interest = outbox.interest {
+                                let shards = ShardListener(
+                                    connection: connection, interest: interest, hub: hub, client: client, logger: logger,
+                                    sweepPeriod: heartbeatPeriod, receive: { payload, shard in try await receive(payload, on: shard, heartbeats) })
+                                group.addTask { await shards.run() }
+                            }
                             for try await notification in notifications {
-                                try await receive(notification.payload, heartbeats)
+                                try await receive(notification.payload, on: channel, heartbeats)
                             }
                             group.cancelAll()
                             try await group.waitForAll()
@@ -214,10 +237,11 @@ struct PostgresBus: Service {
         if applied > 0 { logger.info("caught up on donation changes", metadata: ["applied": "\(applied)", "after": "\(from)"]) }
     }
 
-    private func receive(_ payload: String, _ heartbeats: HeartbeatLedger) async throws {
+    /// Opens and applies one payload heard on the NOTIFY channel `source`.
+    private func receive(_ payload: String, on source: String, _ heartbeats: HeartbeatLedger) async throws {
         let event: ClusterEvent
         do {
-            event = try ClusterEvent(sealed: payload, keys: keys, channel: channel)
+            event = try ClusterEvent(sealed: payload, keys: keys, channel: source)
         } catch is ClusterSealError {
             hub.metrics.clusterSealedRejected["bus"]?.increment()
             if heartbeats.shouldLogRejection() {

@@ -43,6 +43,67 @@ extension Hub {
         }
     }
 
+    /// Takes in the stored last positions of a bus shard this node has just started to listen to: each is kept
+    /// (and handed to the channel's current subscribers) when it is newer than what this node holds, for the
+    /// donations still trackable here whose window it falls in, whatever its age (it is the channel's `last`).
+    /// The volunteer counts as online if it was seen within the presence timeout.
+    func takeInStored(_ lastPositions: [LastPosition]) {
+        let now = clock()
+        for last in lastPositions {
+            locked(last.channel, create: false) { channel in
+                guard let channel else { return }
+                if let history = channel.history.last, last.seq <= history.seq { return }
+                channel.lastSeen = max(channel.lastSeen ?? last.seenAt, last.seenAt)
+                if !channel.online && now - last.seenAt <= settings.presenceTimeoutMilliseconds {
+                    channel.online = true
+                    notifyPresence(channel)
+                }
+                let allowed = last.donations.filter {
+                    channel.admits($0, takenAt: last.position.timestamp, tolerance: settings.windowToleranceMilliseconds)
+                }
+                guard !allowed.isEmpty else {
+                    channel.nextSeq = max(channel.nextSeq, last.seq + 1)
+                    return
+                }
+                _ = keep(last.position, seq: last.seq, in: channel, for: allowed)
+            }
+        }
+    }
+
+    /// Answers subscriptions that waited for their bus shards: each is checked again now (the donation may have
+    /// changed meanwhile) and answered as any subscription is, or refused. One whose connection closed meanwhile
+    /// is dropped.
+    func completePending(_ pending: [ShardInterest.Pending]) {
+        for waiting in pending {
+            let connection = waiting.connection
+            guard isConnected(connection.id) else { continue }
+            if let refusal = subscribe(connection, waiting.request) {
+                metrics.reject(refusal.code)
+                reply(.error(.init(re: waiting.request.id, refusal)), to: connection)
+            }
+            // A connection that closed while it was answered: undo what its disconnect could not see.
+            if !isConnected(connection.id) {
+                for name in connection.subscribedChannels {
+                    locked(name, create: false) { channel in _ = channel?.removeSubscriber(connection.id) }
+                }
+            }
+        }
+    }
+
+    /// Ends a subscription that still waits for its bus shard, for a client that unsubscribed before its answer:
+    /// replies `unsubscribed` after no `subscribed`.
+    /// - Returns: whether one waited.
+    func withdrawWaiting(_ connection: ClientConnection, channel: String?, donation: String?, re: String?) -> Bool {
+        guard let withdrawn = cluster?.interest?.withdraw(connection: connection.id, channel: channel, donation: donation) else { return false }
+        reply(.unsubscribed(.init(re: re, channel: withdrawn.channel, donation: withdrawn.donation, reason: .client)), to: connection)
+        return true
+    }
+
+    /// The channels that have a subscriber on this node, for the bus to know which shards it still needs.
+    func subscribedChannelNames() -> [String] {
+        channelNames(.subscribed)
+    }
+
     /// Takes in the channels' last positions the cluster stored, at start, after the donations are loaded: a
     /// node started after a position was kept still has it for `last` and `since`, and the volunteer's presence.
     func seed(_ lastPositions: [LastPosition]) {

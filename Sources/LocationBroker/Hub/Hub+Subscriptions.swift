@@ -55,6 +55,13 @@ extension Hub {
                     .notTrackable,
                     "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
             }
+            // In a cluster, answered only once this node listens to the volunteer's bus shard (Hub+Cluster).
+            if let interest = cluster?.interest,
+                !interest.admit(
+                    .init(connection: connection, request: request, channel: channelName, donation: gate.id, shards: interest.shards(of: channelName)))
+            {
+                return nil
+            }
             channel.addSubscriber(Subscriber(connection: connection, donation: gate.id))
             connection.recordSubscription(channel: channelName, donation: gate.id)
             let allowed = channel.history.filter { $0.donations.contains(gate.id) }
@@ -90,6 +97,7 @@ extension Hub {
             wantedDonation = nil
         case .donation(let id):
             guard let name = connection.subscribedChannels.first(where: { connection.donation(for: $0) == id }) else {
+                if withdrawWaiting(connection, channel: nil, donation: id, re: request.id) { return nil }
                 return BrokerError(.notFound, "you are not subscribed to donation \(id)")
             }
             channelName = name
@@ -99,6 +107,7 @@ extension Hub {
             guard let channel, let subscriber = channel.subscribers[connection.id],
                 wantedDonation == nil || subscriber.donation == wantedDonation
             else {
+                if withdrawWaiting(connection, channel: channelName, donation: wantedDonation, re: request.id) { return nil }
                 return BrokerError(.notFound, "you are not subscribed to \(channelName)")
             }
             channel.removeSubscriber(connection.id)

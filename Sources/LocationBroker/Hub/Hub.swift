@@ -122,6 +122,35 @@ final class Hub: Sendable {
     /// Open connections.
     var connectionCount: Int { connections.withLock { $0.count } }
 
+    /// Which channels ``channelNames(_:)`` lists.
+    enum ChannelFilter: Sendable {
+        /// Channels with a subscriber on this node.
+        case subscribed
+        /// Channels with a donation gate (a donation active on this node).
+        case gated
+    }
+
+    /// The names of the channels held in memory that pass `filter`, each read under its shard's lock.
+    func channelNames(_ filter: ChannelFilter) -> [String] {
+        var names: [String] = []
+        for shard in shards {
+            names += shard.channels.withLock { channels -> [String] in
+                var found: [String] = []
+                for (name, channel) in channels {
+                    switch filter {
+                    case .subscribed: if !channel.subscribers.isEmpty { found.append(name) }
+                    case .gated: if !channel.donations.isEmpty { found.append(name) }
+                    }
+                }
+                return found
+            }
+        }
+        return names
+    }
+
+    /// Whether the connection `id` is still open.
+    func isConnected(_ id: UInt64) -> Bool { connections.withLock { $0[id] != nil } }
+
     /// Channels held in memory, for operations and tests.
     var channelCount: Int { shards.reduce(0) { $0 + $1.channels.withLock { $0.count } } }
 

@@ -51,6 +51,8 @@ final class BrokerMetrics: Sendable {
     let clusterHeartbeatsMissed: Counter
     /// Cluster: catch-ups on donation changes after a gap (a reconnection or a revision the bus did not bring).
     let clusterCatchUps: Counter
+    /// Cluster: the bus shards this node listens to (those in which it has subscribers), out of 64.
+    let clusterShardsListened: Gauge
 
     init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
@@ -95,6 +97,7 @@ final class BrokerMetrics: Sendable {
         self.clusterSealedRejected = clusterSealedRejected
         clusterHeartbeatsMissed = registry.makeCounter(descriptor: Self.describe("broker_cluster_heartbeats_missed_total", "Heartbeats the listening session did not hear back in time."))
         clusterCatchUps = registry.makeCounter(descriptor: Self.describe("broker_cluster_catch_ups_total", "Catch-ups on donation changes read from the store after a gap."))
+        clusterShardsListened = registry.makeGauge(descriptor: Self.describe("broker_cluster_shards_listened", "Bus shards this node listens to: those in which it has subscribers, out of 64."))
         var jwksRefreshes: [Bool: Counter] = [:]
         for (succeeded, result) in [(true, "ok"), (false, "failed")] {
             jwksRefreshes[succeeded] = registry.makeCounter(
