@@ -21,37 +21,19 @@ final class ClusterTests: XCTestCase {
     }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {
-        let response = try await LiveBroker.backend(
-            port: node.port, .put, "/v1/donations/\(id)", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: state))
-        XCTAssertEqual(response.status, .ok, String(buffer: response.body ?? .init()), file: file, line: line)
+        try await ClusterFixture.put(id, on: node, donor: donorID, volunteer: volunteerID, state: state, file: file, line: line)
     }
 
     private func connect(_ identity: String, to node: BrokerProcess) async throws -> BrokerConnection {
-        let connection = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(node.port)/v1/ws", token: try await LiveBroker.token(identity))
-        guard case .welcome = try await connection.next() else { throw BrokerClientError("no welcome") }
-        return connection
+        try await ClusterFixture.connect(identity, to: node)
     }
 
-    /// Subscribes to the donation on `node`, retrying while the node has not yet heard of the change made on
-    /// another node (that takes a NOTIFY's delivery).
     private func subscribe(_ donor: BrokerConnection, to donation: String, since: Int64? = nil) async throws -> ServerFrame.Subscribed {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            try await donor.send(.subscribe(.init(id: "s", target: .donation(donation), since: since)))
-            let frame = try await donor.next()
-            if case .subscribed(let subscribed) = frame { return subscribed }
-            guard ContinuousClock.now < deadline else { throw BrokerClientError("could not subscribe: \(frame)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await ClusterFixture.subscribe(donor, to: donation, since: since)
     }
 
-    /// The next position frame, skipping presence and state frames.
     private func nextPosition(_ donor: BrokerConnection) async throws -> ServerFrame.PositionUpdate {
-        while true {
-            let frame = try await donor.next()
-            if case .position(let update) = frame { return update }
-            if case .unsubscribed = frame { throw BrokerClientError("unsubscribed while waiting for a position: \(frame)") }
-        }
+        try await ClusterFixture.nextPosition(donor)
     }
 
     func testAPositionPublishedOnOneNodeReachesADonorOnAnother() async throws {

@@ -236,14 +236,13 @@ final class Hub: Sendable {
     /// is older than the maximum age. A fix queued on a phone before BEING-LOOKED-FOR, or taken during a pause
     /// and sent after it, thus reaches nobody.
     func admit(_ position: Position, in channel: VolunteerChannel, now: Int64) -> Admission {
-        let windows = channel.trackableWindows
-        guard !windows.isEmpty else { return .untracked(.noTrackableDonation) }
+        let trackable = channel.trackable
+        guard !trackable.ids.isEmpty else { return .untracked(.noTrackableDonation) }
         guard now - position.timestamp <= settings.maxPositionAgeMilliseconds else { return .untracked(.tooOld) }
-        var admitted: [String] = []
-        admitted.reserveCapacity(windows.count)
-        for window in windows where position.timestamp >= window.since - settings.windowToleranceMilliseconds {
-            admitted.append(window.id)
-        }
+        let takenAtLatest = position.timestamp + settings.windowToleranceMilliseconds
+        // Taken after every window opened: kept for all, with the cached ids (no list built per publish).
+        if takenAtLatest >= trackable.latestOpening { return .admitted(trackable.ids) }
+        let admitted = trackable.windows.compactMap { takenAtLatest >= $0.since ? $0.id : nil }
         return admitted.isEmpty ? .untracked(.beforeWindow) : .admitted(admitted)
     }
 

@@ -87,7 +87,7 @@ final class VolunteerChannel {
             arrivalWatchCache = nil
         }
     }
-    private var trackableCache: [TrackableWindow]?
+    private var trackableCache: Trackable?
     private var arrivalWatchCache: [ArrivalWatch]?
     /// Subscribers by connection id. Changed only through ``addSubscriber(_:)`` and ``removeSubscriber(_:)``.
     private(set) var subscribers: [UInt64: Subscriber] = [:]
@@ -140,12 +140,21 @@ final class VolunteerChannel {
         var since: Int64
     }
 
-    /// The donations trackable now, with their windows.
-    var trackableWindows: [TrackableWindow] {
+    /// The donations trackable now: their windows, their ids, and when the latest window opened, so that a
+    /// fix taken after every opening (the usual case) is kept for all of them without building a list.
+    struct Trackable {
+        var windows: [TrackableWindow]
+        var ids: [String]
+        var latestOpening: Int64
+    }
+
+    /// The donations trackable now, worked out again only when a gate changes.
+    var trackable: Trackable {
         if let cached = trackableCache { return cached }
         let windows = donations.values.compactMap { gate in gate.trackableSince.map { TrackableWindow(id: gate.id, since: $0) } }
-        trackableCache = windows
-        return windows
+        let made = Trackable(windows: windows, ids: windows.map(\.id), latestOpening: windows.map(\.since).max() ?? .min)
+        trackableCache = made
+        return made
     }
 
     /// Whether `donation` is trackable now and a fix taken at `timestamp` falls inside its window, give or
