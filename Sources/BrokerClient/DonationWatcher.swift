@@ -101,7 +101,9 @@ public final class DonationWatcher: AsyncSequence, Sendable {
     /// Watches until the tracking ends or cannot go on, yielding events meanwhile; returns why it ended. Call once.
     @discardableResult
     public func run() async -> End {
-        var session = Session(options: options, random: random)
+        var session = Session(
+            options: options, connector: ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token),
+            random: random)
         let end = await session.run(self)
         continuation.finish()
         return end
@@ -116,7 +118,7 @@ public final class DonationWatcher: AsyncSequence, Sendable {
         let options: Options
         var machine: ConnectionStateMachine
         var tracker: DonationTracker
-        var currentToken: String?
+        var connector: ReconnectingConnector
         var subscribedOnce = false
         var requests = 0
 
@@ -127,8 +129,9 @@ public final class DonationWatcher: AsyncSequence, Sendable {
             case lost(ConnectionStateMachine.Ending, abort: Bool)
         }
 
-        init(options: Options, random: any RandomNumberGenerator & Sendable) {
+        init(options: Options, connector: ReconnectingConnector, random: any RandomNumberGenerator & Sendable) {
             self.options = options
+            self.connector = connector
             machine = ConnectionStateMachine(policy: options.policy, random: random)
             tracker = DonationTracker(staleAfterMilliseconds: Self.milliseconds(options.staleAfter))
         }
@@ -150,21 +153,11 @@ public final class DonationWatcher: AsyncSequence, Sendable {
                     await pass(delay, watcher)
                     action = machine.delayElapsed()
                 case .connect(let keepalive, let renew):
-                    if currentToken == nil || renew {
-                        do {
-                            currentToken = try await watcher.token()
-                        } catch {
-                            action = machine.ended(.unreachable("the token provider failed: \(error)"), now: .now)
-                            continue
-                        }
-                    }
                     let connection: BrokerConnection
-                    do {
-                        connection = try await BrokerConnection.connect(
-                            url: watcher.url, token: currentToken, timeout: options.policy.openTimeout, keepalive: keepalive,
-                            closeTimeout: .seconds(2), logger: watcher.logger)
-                    } catch {
-                        let ending = await UpgradeDiagnosis.ending(for: error, url: watcher.url, token: currentToken)
+                    switch await connector.open(keepalive: keepalive, renewToken: renew) {
+                    case .opened(let opened):
+                        connection = opened
+                    case .failed(let ending):
                         if !subscribedOnce, case .refused(let status, let message) = ending, status == 401 || status == 404 {
                             return finish(status == 401 ? .unauthorized(message) : .connectionFailed(message), watcher)
                         }

@@ -132,7 +132,7 @@ public final class VolunteerPublisher: Sendable {
     /// Keeps and reconnects until the task running it is cancelled or the token is refused for good. Call once.
     public func run() async {
         var machine = ConnectionStateMachine(policy: options.policy, random: random)
-        var currentToken: String?
+        var connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
         var action = machine.start()
         var connectedOnce = false
         defer { continuation.finish() }
@@ -149,21 +149,12 @@ public final class VolunteerPublisher: Sendable {
                 try? await Task.sleep(for: delay)
                 action = machine.delayElapsed()
             case .connect(let keepalive, let renew):
-                if currentToken == nil || renew {
-                    do {
-                        currentToken = try await token()
-                    } catch {
-                        action = machine.ended(.unreachable("the token provider failed: \(error)"), now: .now)
-                        continue
-                    }
-                }
                 let connection: BrokerConnection
-                do {
-                    connection = try await BrokerConnection.connect(
-                        url: url, token: currentToken, timeout: options.policy.openTimeout, keepalive: keepalive, closeTimeout: .seconds(2),
-                        logger: logger)
-                } catch {
-                    action = machine.ended(await UpgradeDiagnosis.ending(for: error, url: url, token: currentToken), now: .now)
+                switch await connector.open(keepalive: keepalive, renewToken: renew) {
+                case .opened(let opened):
+                    connection = opened
+                case .failed(let ending):
+                    action = machine.ended(ending, now: .now)
                     continue
                 }
                 machine.opened(now: .now)
