@@ -53,18 +53,8 @@ final class ConfigurationReportTests: XCTestCase {
     }
 
     func testTheCommandPrintsTheReportAndFailsWithServesRefusal() throws {
-        func run(_ environment: [String: String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = try BrokerProcess.executable()
-            process.arguments = ["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"]
-            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LOCATION_BROKER_") }.merging(environment) { $1 }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        func run(_ environment: [String: String]) throws -> BrokerCommandLine.Outcome {
+            try BrokerCommandLine.run(["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"], environment: environment)
         }
         let good = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
         XCTAssertEqual(good.status, 0, good.output)

@@ -35,16 +35,9 @@ final class SettingsDocumentTests: XCTestCase {
     }
 
     func testServeHelpListsEverySettingWithItsFlagDefaultAndRange() throws {
-        let process = Process()
-        process.executableURL = try BrokerProcess.executable()
-        process.arguments = ["serve", "--help"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, output)
+        let help = try BrokerCommandLine.run(["serve", "--help"])
+        let output = help.output
+        XCTAssertEqual(help.status, 0, output)
         XCTAssertTrue(output.contains(SettingsDocument.help), "the list as made, unwrapped by ArgumentParser:\n\(output)")
         let words = output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for key in ConfigurationKey.all {
