@@ -6,14 +6,10 @@ import XCTest
 /// `location-broker check-config`: every effective setting with its source, secrets masked, and serve's
 /// refusals.
 final class ConfigurationReportTests: XCTestCase {
-    private let jwtSecret = "j-0123456789-0123456789-0123456789"
-    private let backendKey = "b-0123456789-0123456789-0123456789"
+    private let jwtSecret = SettingsFixture.jwtSecret
+    private let backendKey = SettingsFixture.backendKey
 
-    private func temporaryFile(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString).yaml")
-        try Data(text.utf8).write(to: url)
-        return url.path
-    }
+    private func temporaryFile(_ text: String) throws -> String { try settingsFile(text) }
 
     func testEverySettingIsShownWithItsSourceAndNoSecret() throws {
         let file = try temporaryFile("port: 9000\nhistory_size: 10\n")

@@ -7,17 +7,9 @@ import XCTest
 /// Attacks on the layers: one key from two sources, bad values through each source, unknown names, secrets on the
 /// command line. Every setting has a flag, read after the file and the environment.
 final class SettingsSourcesTests: XCTestCase {
-    private let secrets = [
-        "LOCATION_BROKER_JWT_SECRET": "j-0123456789-0123456789-0123456789",
-        "LOCATION_BROKER_BACKEND_KEY": "b-0123456789-0123456789-0123456789",
-    ]
+    private let secrets = SettingsFixture.secrets
 
-    private func file(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).yaml")
-        try Data(text.utf8).write(to: url)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url.path
-    }
+    private func file(_ text: String) throws -> String { try settingsFile(text) }
 
     /// The command line as `serve` reads it: ArgumentParser, then the settings' flags.
     private func flags(_ arguments: [String]) throws -> [(key: String, value: String)] {
