@@ -75,11 +75,13 @@ final class SettingsDocumentTests: XCTestCase {
         let text = """
             `heartbeat_seconds` (default 30) and `log_level` (default `info`); `max_frame_bytes` (4096) closes,
             `history_size` kept positions (default 32), `publish_rate` (1/s), `heartbeat_seconds` (so above 30 s),
-            `window_tolerance_ms` (default 2 s, at most 10 s)
+            `window_tolerance_ms` (default 2 s, at most 10 s), (`database`, default `data/x`), `port` (60 s with its default of 20;
+            `require_email_verified` is true (the default), `jwks_file` is set; otherwise SIGHUP keeps its default action
             """
         XCTAssertEqual(
             DefaultMention.all(in: text).map { "\($0.line):\($0.key)=\($0.value)" },
-            ["1:heartbeat_seconds=30", "1:log_level=info", "1:max_frame_bytes=4096", "2:history_size=32", "2:publish_rate=1", "3:window_tolerance_ms=2"])
+            ["1:heartbeat_seconds=30", "1:log_level=info", "1:max_frame_bytes=4096", "2:history_size=32", "2:publish_rate=1", "3:window_tolerance_ms=2",
+             "3:database=data/x", "3:port=20"])
     }
 }
 
@@ -89,10 +91,11 @@ struct DefaultMention: Equatable {
     let key: String
     let value: String
 
-    // `key`, at most 40 characters without another backtick or parenthesis, then `(default V` or `(V` followed by
-    // a unit or the end of the parenthesis; V a number or a `code` value.
+    // `key`, then within 40 characters either `(V` or `default V` (also `default of V`), V a number followed by a
+    // unit or the end of the clause, or a `code` value.
+    private static let value = #"(?:([0-9][0-9.]*)(?=[ /a-zA-Z%]*[),;.])|`([^`]+)`)"#
     private static let pattern = try! NSRegularExpression(
-        pattern: #"`([a-z_]+)`[^`()\n]{0,40}\((?:default )?(?:([0-9][0-9.]*)(?=[ /a-zA-Z%]*[),;])|`([^`]+)`)"#)
+        pattern: #"`([a-z_]+)`(?:[^`()\n]{0,40}\(|[^`\n]{0,40}?\bdefault:? (?:of )?)"# + value)
 
     static func all(in text: String) -> [DefaultMention] {
         text.components(separatedBy: "\n").enumerated().flatMap { index, line in
