@@ -9,7 +9,13 @@ enum BrokerCommandLine {
         let output: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+    /// The command did not end within its deadline (it was killed): a command that should print and exit served.
+    struct TimedOut: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs `location-broker ARGUMENTS`; kills it and throws ``TimedOut`` if it has not ended within `seconds`.
+    static func run(_ arguments: [String], environment: [String: String] = [:], seconds: Double = 30) throws -> Outcome {
         let process = Process()
         process.executableURL = try BrokerProcess.executable()
         process.arguments = arguments
@@ -18,9 +24,17 @@ enum BrokerCommandLine {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        // Reading to the end returns when the process exits (it closes the pipe); these commands do not serve.
+        // Reading to the end returns when the process exits (it closes the pipe), or when the deadline kills it.
+        // SIGKILL, not SIGTERM: the broker ends gracefully on SIGTERM, which would look like an ordinary exit.
+        let pid = process.processIdentifier
+        let deadline = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        deadline.cancel()
+        if process.terminationReason == .uncaughtSignal {
+            throw TimedOut(description: "location-broker \(arguments.joined(separator: " ")) did not end within \(seconds) s")
+        }
         return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
     }
 }

@@ -167,4 +167,16 @@ final class SettingsSourcesTests: XCTestCase {
         XCTAssertNotEqual(unknown.status, 0)
         XCTAssertTrue(unknown.output.contains("unknown option '--heartbeat-second'"), unknown.output)
     }
+
+    func testACommandThatDoesNotEndIsKilledAtItsDeadlineAndFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("broker.sqlite").path
+        XCTAssertThrowsError(
+            try BrokerCommandLine.run(["serve", "--config", try file(""), "--port", "0", "--database", database], environment: secrets, seconds: 2),
+            "serve runs until it is stopped"
+        ) { error in
+            XCTAssertTrue(error is BrokerCommandLine.TimedOut, "\(error)")
+        }
+    }
 }
