@@ -9,7 +9,7 @@ public struct LocationBrokerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "location-broker",
         abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
-        subcommands: [ServeCommand.self, CheckConfigCommand.self, TokenCommand.self],
+        subcommands: [ServeCommand.self, CheckConfigCommand.self, TokenCommand.self, SettingsCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
@@ -21,9 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Settings come from defaults, then the YAML file, then LOCATION_BROKER_* environment variables, then \
             these flags. Secrets (LOCATION_BROKER_JWT_SECRET, LOCATION_BROKER_BACKEND_KEY) have no default: the \
-            broker refuses to start without them. Every setting:
+            broker refuses to start without them. Every setting, as its flag:
 
-            \(ConfigurationKey.all.map { "  \($0.name) (\($0.environmentVariable))\n      \($0.summary)" }.joined(separator: "\n"))
+            \(SettingsDocument.help)
             """
     )
 
@@ -33,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration: BrokerConfiguration
         do {
             configuration = try ConfigurationLoader.load(
-                file: options.config, environment: ProcessInfo.processInfo.environment, flags: options.flags)
+                file: options.config, environment: ProcessInfo.processInfo.environment, flags: try options.flags())
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         }
@@ -95,50 +95,6 @@ struct TokenCommand: AsyncParsableCommand {
     }
 }
 
-/// The options of `serve`, which `check-config` reads the same way.
-struct ServeOptions: ParsableArguments {
-    @Option(help: "YAML configuration file (default: config/broker.yaml when it exists).")
-    var config: String?
-
-    @Option(help: "Address to listen on (default 127.0.0.1).")
-    var host: String?
-
-    @Option(help: "TCP port to listen on (default 8080; 0 picks a free one).")
-    var port: Int?
-
-    @Option(help: "SQLite database file for donations (default data/broker.sqlite).")
-    var database: String?
-
-    @Option(help: "postgres://user@host/db: share donations and fan-out with other nodes (default: the SQLite database).")
-    var store: String?
-
-    @Option(help: "JWKS file with RS256/ES256 public keys for client tokens.")
-    var jwksFile: String?
-
-    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
-    var logLevel: String?
-
-    @Option(help: "PEM certificate chain: with --tls-key, serve https:// and wss:// only.")
-    var tlsCert: String?
-
-    @Option(help: "PEM private key of --tls-cert.")
-    var tlsKey: String?
-
-    /// The flags given, by setting name, in the order of the layers.
-    var flags: [(key: String, value: String)] {
-        var flags: [(key: String, value: String)] = []
-        if let host { flags.append(("host", host)) }
-        if let port { flags.append(("port", String(port))) }
-        if let database { flags.append(("database", database)) }
-        if let store { flags.append(("store", store)) }
-        if let jwksFile { flags.append(("jwks_file", jwksFile)) }
-        if let logLevel { flags.append(("log_level", logLevel)) }
-        if let tlsCert { flags.append(("tls_cert", tlsCert)) }
-        if let tlsKey { flags.append(("tls_key", tlsKey)) }
-        return flags
-    }
-}
-
 /// `location-broker check-config`: the configuration exactly as `serve` reads it.
 struct CheckConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -151,7 +107,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let (configuration, sources) = try ConfigurationLoader.loadWithSources(
-                file: options.config, environment: ProcessInfo.processInfo.environment, flags: options.flags)
+                file: options.config, environment: ProcessInfo.processInfo.environment, flags: try options.flags())
             print(ConfigurationReport(configuration, sources: sources).text, terminator: "")
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)

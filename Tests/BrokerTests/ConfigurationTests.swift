@@ -5,16 +5,9 @@ import XCTest
 
 /// Settings come in layers (defaults, file, environment, flags) and mistakes are refused with a clear reason.
 final class ConfigurationTests: XCTestCase {
-    private let secrets = [
-        "LOCATION_BROKER_JWT_SECRET": "j-0123456789-0123456789-0123456789",
-        "LOCATION_BROKER_BACKEND_KEY": "b-0123456789-0123456789-0123456789",
-    ]
+    private let secrets = SettingsFixture.secrets
 
-    private func file(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("broker-\(UUID().uuidString).yaml")
-        try Data(text.utf8).write(to: url)
-        return url.path
-    }
+    private func file(_ text: String) throws -> String { try settingsFile(text) }
 
     private func refusal(file: String? = nil, environment: [String: String], flags: [(key: String, value: String)] = []) -> String? {
         do {

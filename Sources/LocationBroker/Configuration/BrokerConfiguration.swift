@@ -3,8 +3,9 @@ import Foundation
 /// Everything the broker can be told, with the defaults it uses when told nothing.
 ///
 /// Values come in layers: these defaults, then the YAML file (`--config`), then `LOCATION_BROKER_*`
-/// environment variables, then command-line flags. ``ConfigurationKey`` lists every setting with its
-/// file key, its environment variable and its documentation (docs/CONFIGURATION.md mirrors it).
+/// environment variables, then command-line flags. The initial values below are the only place a default is
+/// written: ``ConfigurationKey`` (every setting's key, flag, environment variable, range and help) reads them
+/// back for `--help`, config/broker.yaml and docs/CONFIGURATION.md.
 struct BrokerConfiguration: Sendable {
     /// Address to listen on.
     var host = "127.0.0.1"

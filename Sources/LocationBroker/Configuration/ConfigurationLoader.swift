@@ -7,6 +7,10 @@ struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 /// Builds a ``BrokerConfiguration`` from its layers: defaults, YAML file, environment, flags (last wins).
+///
+/// Not apple/swift-configuration: its readers look up only the keys asked for, so an unknown key in the file or
+/// the environment would pass unnoticed, and its non-throwing getters fall back to the default when a value does
+/// not convert; ranges, messages naming the source and `check-config`'s report would still be written here.
 enum ConfigurationLoader {
     /// The file read when `--config` is not given, if it exists.
     static let defaultFile = "config/broker.yaml"

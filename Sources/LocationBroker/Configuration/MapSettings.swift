@@ -20,33 +20,30 @@ struct MapSettings: Sendable, Equatable {
 
     /// The settings, kept together (ConfigurationKey.all lists them after the others).
     static let keys: [ConfigurationKey] = [
-        ConfigurationKey(name: "leaflet_folder", summary: "Folder with Leaflet's leaflet.js, leaflet.css and images/ (default \(debianLeafletFolder), Debian's libjs-leaflet).") {
-            configuration, value in
-            guard value.hasPrefix("/") else { return "must be an absolute path, not '\(value)'" }
-            configuration.map.leafletFolder = value
-            return nil
+        ConfigurationKey.text(
+            "leaflet_folder", \.map.leafletFolder, allowed: "an absolute path",
+            "Folder with Leaflet's leaflet.js, leaflet.css and images/ (Debian's libjs-leaflet puts it at the default)."
+        ) { $0.hasPrefix("/") ? nil : "must be an absolute path, not '\($0)'" },
+        ConfigurationKey.text(
+            "map_tiles_file", \.map.tilesFile, allowed: "a readable MBTiles file of `png` or `jpg` tiles",
+            example: "/var/lib/location-broker/map.mbtiles",
+            "MBTiles file the broker serves at /tiles/{z}/{x}/{y} for the tracking page; unset: no tiles from the broker."),
+        ConfigurationKey.parsed(
+            "map_tiles_url", \.map.tilesURL,
+            allowed: "`https://host[:port]/path/{z}/{x}/{y}[.png][?query]` (or `http://`), one host (no `{s}`), no quotes, spaces, `;` or `,`",
+            example: "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+            "Tile server URL template; the page loads tiles from that one origin, which sees where donors look (needs map_tiles_attribution).",
+            show: \.text
+        ) { value in
+            Result { try TileURLTemplate(value) }.mapError { ConfigurationKey.Refusal("\($0)") }
         },
-        ConfigurationKey(name: "map_tiles_file", summary: "MBTiles file (PNG or JPEG tiles) the broker serves at /tiles/{z}/{x}/{y} for the tracking page; unset: no tiles from the broker.") {
-            configuration, value in
-            guard !value.isEmpty else { return "must not be empty" }
-            configuration.map.tilesFile = value
-            return nil
-        },
-        ConfigurationKey(name: "map_tiles_url", summary: "Tile server URL template, https://host/{z}/{x}/{y}.png; the page loads tiles from that one origin (needs map_tiles_attribution).") {
-            configuration, value in
-            do {
-                configuration.map.tilesURL = try TileURLTemplate(value)
-                return nil
-            } catch {
-                return "\(error)"
-            }
-        },
-        ConfigurationKey(name: "map_tiles_attribution", summary: "Attribution text shown under map_tiles_url's tiles, plain text (for example: © OpenStreetMap contributors).") {
-            configuration, value in
-            guard !value.trimmingCharacters(in: .whitespaces).isEmpty else { return "must not be empty" }
-            guard value.count <= 300, !value.contains(where: \.isNewline) else { return "must be one line of at most 300 characters" }
-            configuration.map.tilesAttribution = value
-            return nil
+        ConfigurationKey.parsed(
+            "map_tiles_attribution", \.map.tilesAttribution, allowed: "one line of plain text, at most 300 characters",
+            example: "© OpenStreetMap contributors", "Attribution text shown under map_tiles_url's tiles, as plain text."
+        ) { value in
+            if value.trimmingCharacters(in: .whitespaces).isEmpty { return .failure("must not be empty") }
+            if value.count > 300 || value.contains(where: \.isNewline) { return .failure("must be one line of at most 300 characters") }
+            return .success(value)
         },
     ]
 
