@@ -36,6 +36,26 @@ final class EmbeddedWebSocket {
         }
     }
 
+    /// A socket whose send buffer can fill up: while `stuck`, writes neither reach the wire nor complete, as
+    /// with a client that stopped reading (an `EmbeddedChannel` completes every write at its flush otherwise).
+    final class SendBuffer: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var stuck = false
+        private var held: [EventLoopPromise<Void>?] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            guard !stuck else { return held.append(promise) }
+            context.write(data, promise: promise)
+        }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            let held = self.held
+            self.held = []
+            for promise in held { promise?.fail(ChannelError.ioOnClosedChannel) }
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
     static let text: UInt8 = 0x1, binary: UInt8 = 0x2, continuation: UInt8 = 0x0
     static let close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
 
@@ -44,6 +64,7 @@ final class EmbeddedWebSocket {
     /// The hub's clock (the ping budget's): it moves only when a test moves it.
     let clock: ManualClock
     let readCounter = ReadCounter()
+    let sendBuffer = SendBuffer()
     private var written = ByteBuffer()
 
     /// - Parameters:
@@ -57,6 +78,7 @@ final class EmbeddedWebSocket {
         channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
         // What NIO's WebSocket upgrader puts before the broker's handlers.
         try pipeline.addHandler(WebSocketFrameEncoder())

@@ -125,6 +125,20 @@ final class WebSocketTransportTests: XCTestCase {
         XCTAssertFalse(socket.isOpen)
     }
 
+    func testAClientThatClosesAndStopsReadingIsCutAfterTheGrace() throws {
+        let socket = try welcomed()
+        defer { socket.stop() }
+        // The client's receive window is full: the echo of its close can never be written.
+        socket.sendBuffer.stuck = true
+        try socket.sendClose(code: 1000)
+        socket.advance(by: .seconds(1))
+        XCTAssertTrue(socket.isOpen, "waiting for the echo to go out")
+        XCTAssertEqual(socket.hub.connectionCount, 1)
+        socket.advance(by: WebSocketConnectionStateMachine.closeGrace)
+        XCTAssertFalse(socket.isOpen, "cut: it would otherwise hold its socket and a connection slot for ever")
+        XCTAssertEqual(socket.hub.connectionCount, 0)
+    }
+
     func testAClientsCloseWhileTheBrokersIsStuckInTheQueueIsEchoedInItsPlace() throws {
         let socket = try welcomed()
         defer { socket.stop() }
