@@ -202,12 +202,16 @@ final class WebSocketTransportTests: XCTestCase {
 
     // MARK: Framing rules
 
-    /// Sends `hostile` on a fresh socket and returns the one close frame it gets.
+    private static let invalidFrames = #"broker_frames_in_total{type="invalid"}"#
+
+    /// Sends `hostile` on a fresh socket and returns the one close frame it gets; the violation is counted.
     private func closeFor(_ hostile: (Socket) throws -> Void, file: StaticString = #filePath, line: UInt = #line) throws -> (code: UInt16?, reason: String)? {
         let socket = try welcomed()
         defer { socket.stop() }
         try hostile(socket)
-        return onlyClose(try socket.framesAfterWelcome(), file: file, line: line)
+        let close = onlyClose(try socket.framesAfterWelcome(), file: file, line: line)
+        XCTAssertGreaterThanOrEqual(socket.hub.metrics.value(of: Self.invalidFrames) ?? 0, 1, "counted", file: file, line: line)
+        return close
     }
 
     func testEachFramingViolationClosesWithItsCodeAndReason() throws {
@@ -242,6 +246,7 @@ final class WebSocketTransportTests: XCTestCase {
             try socket.send(opcode, fin: fin, Array(repeating: 0x20, count: size))
             XCTAssertEqual(onlyClose(try socket.frames())?.code, code, name)
             XCTAssertFalse(socket.isOpen, name)
+            XCTAssertEqual(socket.hub.metrics.value(of: Self.invalidFrames), 1, "\(name): counted")
         }
     }
 

@@ -145,8 +145,9 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         if let violation = WebSocketViolation(error) {
             return refuse(violation)
         }
-        // NIO's frame errors were answered with a close frame by its error handler; anything else (a reset, a
-        // TLS failure) leaves nothing to answer.
+        // NIO's frame errors were answered with a close frame by its error handler (they are counted as invalid
+        // frames); anything else (a reset, a TLS failure) leaves nothing to answer.
+        if error is NIOWebSocketError { messages.hub.metrics.framesIn["invalid"]?.increment() }
         (connection?.logger ?? logger).debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
@@ -205,9 +206,11 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         }
     }
 
-    /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame.
+    /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame, and the
+    /// frame is counted as invalid.
     private func refuse(_ violation: WebSocketViolation) {
         guard let connection else { return }
+        messages.hub.metrics.framesIn["invalid"]?.increment()
         connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
         connection.outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
