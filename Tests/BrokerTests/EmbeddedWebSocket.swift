@@ -59,6 +59,9 @@ final class EmbeddedWebSocket {
     static let text: UInt8 = 0x1, binary: UInt8 = 0x2, continuation: UInt8 = 0x0
     static let close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
 
+    /// When the connection's token expires, in seconds since the Unix epoch (far after ``clock``'s start).
+    static let tokenExpiresAt: Int64 = 4_000_000_000
+
     let channel: EmbeddedChannel
     let hub: Hub
     /// The hub's clock (the ping budget's): it moves only when a test moves it.
@@ -85,7 +88,7 @@ final class EmbeddedWebSocket {
         try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxMessageBytes)))
         try pipeline.addHandler(WebSocketProtocolErrorHandler())
         try WebSocketConnectionHandler.addHandlers(
-            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: 4_000_000_000),
+            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
             maxMessageBytes: maxMessageBytes, logger: Logger(label: "EmbeddedWebSocket"))
         channel.embeddedEventLoop.run()
     }
