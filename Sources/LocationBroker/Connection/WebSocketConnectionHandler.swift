@@ -7,9 +7,9 @@ import NIOWebSocket
 /// actor per connection, so an idle donor costs little more than its socket, and a message is handled where it
 /// is read.
 ///
-/// The pipeline after NIO's decoder, encoder and `WebSocketProtocolErrorHandler` (``addHandlers(to:messages:identity:maxMessageBytes:logger:)``):
-/// ``ClientFrameGate`` (masking, 1002), NIO's `NIOWebSocketFrameAggregator` (fragments, 1002, and the message
-/// size, 1009), then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// The pipeline after NIO's decoder, encoder and `WebSocketProtocolErrorHandler`
+/// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): ``ClientFrameGate`` (masking,
+/// 1002), NIO's `NIOWebSocketFrameAggregator` (fragments, 1002, and the message size, 1009), then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
 /// ``WebSocketConnectionStateMachine`` decides and this handler only performs. Frame-level violations the NIO
 /// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
 /// `WebSocketProtocolErrorHandler`.
