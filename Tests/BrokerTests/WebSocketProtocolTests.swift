@@ -4,8 +4,9 @@ import XCTest
 
 @testable import LocationBroker
 
-/// The WebSocket protocol as the broker's own handler speaks it, seen from a bare socket: heartbeats, close
-/// handshakes in both directions, and the framing rules a client must follow.
+/// The WebSocket protocol end to end, through the real upgrade and a bare socket: one real heartbeat, the close
+/// echo, pings, and masking. The transport's timing and every framing rule are tested on an `EmbeddedChannel`
+/// with virtual time in ``WebSocketTransportTests``.
 final class WebSocketProtocolTests: XCTestCase {
     private static let welcome: UInt8 = 0x1, close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
 
@@ -31,22 +32,6 @@ final class WebSocketProtocolTests: XCTestCase {
         try await waitUntilNoConnection(live)
     }
 
-    func testAClientThatAnswersPingsStaysConnected() async throws {
-        let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
-        let donor = try await welcomed("donor@example.org", on: live)
-        for _ in 0..<3 {
-            let ping = try XCTUnwrap(try donor.readFrame(timeout: .seconds(3)))
-            XCTAssertEqual(ping.opcode, Self.ping)
-            try donor.sendFrame(opcode: Self.pong, ping.payload)
-        }
-        // Still served: a subscription to an unknown donation is answered, not ignored.
-        try donor.sendText(#"{"type":"subscribe","id":"s1","donation":"d-404"}"#)
-        var answer = try XCTUnwrap(try donor.readFrame())
-        while answer.opcode == Self.ping { answer = try XCTUnwrap(try donor.readFrame()) }
-        XCTAssertTrue(String(decoding: answer.payload, as: UTF8.self).contains(#""re":"s1""#))
-        XCTAssertEqual(live.broker.hub.connectionCount, 1)
-    }
-
     func testTheBrokerAnswersAPingWithTheSamePayload() async throws {
         let live = try await LiveBroker.start()
         let donor = try await welcomed("donor@example.org", on: live)
@@ -63,24 +48,6 @@ final class WebSocketProtocolTests: XCTestCase {
         try await waitUntilNoConnection(live)
     }
 
-    func testACloseCodeFromTheRegistryBeyondRFC6455IsEchoedToo() async throws {
-        let live = try await LiveBroker.start()
-        let donor = try await welcomed("donor@example.org", on: live)
-        // 1012 (service restart) was registered with IANA after RFC 6455; a peer may send it.
-        try donor.sendClose(code: 1012)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1012)
-        XCTAssertTrue(try donor.serverClosed())
-    }
-
-    func testACloseCodeAClientMayNotSendIsAnsweredWith1002() async throws {
-        let live = try await LiveBroker.start()
-        let donor = try await welcomed("donor@example.org", on: live)
-        // 1006 means "closed without a close frame" and must never be sent in one.
-        try donor.sendClose(code: 1006)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1002)
-        XCTAssertTrue(try donor.serverClosed())
-    }
-
     func testAnUnmaskedFrameFromAClientClosesTheConnectionWith1002() async throws {
         let live = try await LiveBroker.start()
         let careless = try await welcomed("careless@example.org", on: live)
@@ -90,17 +57,5 @@ final class WebSocketProtocolTests: XCTestCase {
         XCTAssertEqual(closing.reason, "client frames must be masked")
         try careless.sendClose(code: 1002)
         XCTAssertTrue(try careless.serverClosed())
-    }
-
-    func testABrokerCloseIsFinishedWhenTheClientAnswers() async throws {
-        let live = try await LiveBroker.start()
-        let donor = try await welcomed("donor@example.org", on: live)
-        live.broker.hub.closeAll(code: 1001, reason: "server shutting down")
-        let started = ContinuousClock.now
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1001)
-        try donor.sendClose(code: 1001)
-        XCTAssertTrue(try donor.serverClosed())
-        // Closed on the answer, not by the two-second cut that awaits clients that never answer.
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
     }
 }

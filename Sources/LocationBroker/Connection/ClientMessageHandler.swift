@@ -11,6 +11,12 @@ struct ClientMessageHandler: Sendable {
     /// Where each connection's socket writer schedules its drains.
     let loopDrains = LoopDrainRegistry()
 
+    /// A complete client message, unmasked (fragments joined by NIO's frame aggregator).
+    enum Message {
+        case text(ByteBuffer)
+        case binary(ByteBuffer)
+    }
+
     /// A new connection's budget of invalid frames.
     func errorBudget() -> TokenBucket {
         TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: hub.clock())
@@ -23,7 +29,7 @@ struct ClientMessageHandler: Sendable {
 
     /// Handles one complete message. `text` is valid UTF-8 (the caller checked it; invalid text closes with 1007).
     /// A connection that keeps sending invalid messages past its budget is closed with 4009.
-    func handle(_ message: MessageAssembler.Message, from connection: ClientConnection, budget: inout TokenBucket) {
+    func handle(_ message: Message, from connection: ClientConnection, budget: inout TokenBucket) {
         let refused: BrokerError?
         switch message {
         case .text(let text):

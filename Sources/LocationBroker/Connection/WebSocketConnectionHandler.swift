@@ -7,11 +7,12 @@ import NIOWebSocket
 /// actor per connection, so an idle donor costs little more than its socket, and a message is handled where it
 /// is read.
 ///
-/// It reassembles fragmented messages, checks UTF-8 (1007), masking and fragment rules (1002) and the message
-/// size (1009), answers pings, pings the client every heartbeat (a client silent for a whole heartbeat after a
-/// ping is closed with 1001 "Ping timeout"), and finishes close handshakes. Frame-level violations the NIO
+/// The pipeline after NIO's decoder, encoder and `WebSocketProtocolErrorHandler`
+/// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): ``ClientFrameGate`` (masking,
+/// 1002), NIO's `NIOWebSocketFrameAggregator` (fragments, 1002, and the message size, 1009), then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// ``WebSocketConnectionStateMachine`` decides and this handler only performs. Frame-level violations the NIO
 /// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
-/// `WebSocketProtocolErrorHandler` before this handler.
+/// `WebSocketProtocolErrorHandler`.
 ///
 /// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` and
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
@@ -26,30 +27,50 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// frame against the 4009 budget (docs/PROTOCOL.md).
     static let pingBurst = 10
     static let pingsPerSecond = 1.0
+    /// Fragments one message may come in: the aggregator keeps each until the last (1009 beyond).
+    static let maxFragments = 64
 
     private let messages: ClientMessageHandler
     private let identity: VerifiedIdentity
     private let logger: Logger
     private let heartbeat: TimeAmount
-    private var assembler: MessageAssembler
+    /// The handler before the aggregator, which hears every frame the client sends.
+    private let gate: ClientFrameGate
+    private var life: WebSocketConnectionStateMachine
     private var errorBudget: TokenBucket
+    /// The client's pings beyond this budget are charged to `errorBudget`.
+    private var pingBudget: TokenBucket
+    private var context: ChannelHandlerContext?
     private var connection: ClientConnection?
     private var writer: SocketWriter?
     private var heartbeatTimer: Scheduled<Void>?
-    /// Nothing has arrived from the client since the last ping.
-    private var awaitingPong = false
-    /// The client's pings beyond this budget are charged to `errorBudget`.
-    private var pingBudget: TokenBucket
+    private var graceTimer: Scheduled<Void>?
     /// A read was asked for while the socket was not writable; it is done when the socket drains.
     private var readPending = false
 
-    init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, logger: Logger) {
+    /// Adds the broker's handlers to an upgraded WebSocket's pipeline, after NIO's frame decoder, encoder and
+    /// protocol error handler.
+    static func addHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int,
+        logger: Logger, closeGrace: TimeAmount = WebSocketConnectionStateMachine.closeGrace
+    ) throws {
+        let gate = ClientFrameGate()
+        try pipeline.addHandler(gate)
+        // No minimum fragment size: any was accepted before; the fragment count bounds what is kept instead.
+        try pipeline.addHandler(
+            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: maxFragments, maxAccumulatedFrameSize: maxMessageBytes))
+        try pipeline.addHandler(
+            WebSocketConnectionHandler(messages: messages, identity: identity, gate: gate, closeGrace: closeGrace, logger: logger))
+    }
+
+    private init(messages: ClientMessageHandler, identity: VerifiedIdentity, gate: ClientFrameGate, closeGrace: TimeAmount, logger: Logger) {
         self.messages = messages
         self.identity = identity
+        self.gate = gate
         self.logger = logger
         // The period the welcome frame announces, so the two cannot disagree.
         self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
-        self.assembler = MessageAssembler(maxBytes: maxMessageBytes)
+        self.life = WebSocketConnectionStateMachine(grace: closeGrace)
         self.errorBudget = messages.errorBudget()
         self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.hub.clock())
     }
@@ -62,21 +83,25 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             context.close(promise: nil)
             return
         }
+        self.context = context
         let hub = messages.hub
         let connection = hub.connect(identity, logger: logger)
-        let channel = context.channel
+        let eventLoop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: eventLoop)
+        // Called once, from any thread, when a close is queued (4008, 4001, 4009, 1001...) or the broker gives
+        // up on the socket: the state machine starts the close grace.
         connection.outbox.setAbortHandler {
-            // A client that does not read cannot receive the close frame: give it a moment, then cut the socket.
-            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+            eventLoop.execute { handler.value.perform(handler.value.life.brokerCloseQueued()) }
         }
         let writer = SocketWriter(
-            channel: channel, encoderContext: encoderContext, outbox: connection.outbox, metrics: hub.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
+            channel: context.channel, encoderContext: encoderContext, outbox: connection.outbox, metrics: hub.metrics,
+            loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.connection = connection
         self.writer = writer
         connection.logger.debug("websocket open")
         messages.welcome(connection)
         connection.outbox.attach(writer)
-        scheduleHeartbeat(context)
+        scheduleHeartbeat()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -108,9 +133,21 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         context.read()
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // The socket writer's close frame passes here on its way out: from now on the client's close answers it.
+        if unwrapOutboundIn(data).opcode == .connectionClose {
+            perform(life.closeFrameWritten())
+        }
+        context.write(data, promise: promise)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Protocol errors were answered with a close frame by NIO's error handler; anything else (a reset, a
-        // TLS failure) leaves nothing to answer.
+        if let violation = WebSocketViolation(error) {
+            return refuse(violation)
+        }
+        // NIO's frame errors were answered with a close frame by its error handler (they are counted as invalid
+        // frames); anything else (a reset, a TLS failure) leaves nothing to answer.
+        if error is NIOWebSocketError { messages.hub.metrics.framesIn["invalid"]?.increment() }
         (connection?.logger ?? logger).debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
@@ -118,105 +155,123 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let connection else { return }
         let frame = unwrapInboundIn(data)
-        // Anything from the client shows it is there.
-        awaitingPong = false
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.hub.clock()) {
                 messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
             }
-            connection.outbox.pushPong(frame.unmaskedData)
+            if life.isOpen { connection.outbox.pushPong(frame.unmaskedData) }
         case .pong:
             break
         case .connectionClose:
             answerClose(frame, context: context, connection: connection)
-        case .text, .binary, .continuation:
+        case .text, .binary:
+            noteQueuedClose(connection)
             // After a close is asked for, the client's messages are no longer read.
-            guard !connection.outbox.isClosing else { return }
-            guard frame.maskKey != nil else {
-                return protocolViolation(.protocolError, "client frames must be masked", connection)
+            guard life.isOpen else { return }
+            let payload = frame.unmaskedData
+            guard frame.opcode == .binary else {
+                guard payload.readableBytesView.isValidUTF8 else { return refuse(.notUTF8) }
+                return messages.handle(.text(payload), from: connection, budget: &errorBudget)
             }
-            switch assembler.receive(frame) {
-            case .failure(let failure):
-                protocolViolation(failure.closeCode, failure.reason, connection)
-            case .success(nil):
-                break
-            case .success(.text(let text)):
-                guard text.readableBytesView.isValidUTF8 else {
-                    return protocolViolation(.dataInconsistentWithMessage, "text message is not valid UTF-8", connection)
-                }
-                messages.handle(.text(text), from: connection, budget: &errorBudget)
-            case .success(.binary(let binary)):
-                messages.handle(.binary(binary), from: connection, budget: &errorBudget)
-            }
+            messages.handle(.binary(payload), from: connection, budget: &errorBudget)
+        case .continuation:
+            // The aggregator joins fragments; it lets no continuation through.
+            refuse(.unexpectedContinuation)
         default:
-            protocolViolation(.protocolError, "unknown opcode", connection)
+            refuse(.unknownOpcode)
         }
     }
 
     /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the
     /// socket is closed (the server closes TCP first, RFC 6455 §7.1.1).
     private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, connection: ClientConnection) {
-        let ourCloseWasSent = connection.outbox.isFinished
-        connection.outbox.finish()
-        guard !ourCloseWasSent else {
-            context.close(promise: nil)
-            return
-        }
         var data = frame.unmaskedData
-        var echo = context.channel.allocator.buffer(capacity: 2)
-        switch data.readWebSocketErrorCode() {
-        case .some(let code) where Self.mayBeEchoed(code):
-            echo.write(webSocketErrorCode: code)
-        case .some:
-            echo.write(webSocketErrorCode: .protocolError)
+        let code = data.readWebSocketErrorCode().map { UInt16(webSocketErrorCode: $0) }
+        let action = life.clientCloseReceived(code: code)
+        connection.outbox.finish()
+        switch action {
+        case .echo(let code, let grace):
+            if let grace { perform(.startGrace(grace)) }
+            var echo = context.channel.allocator.buffer(capacity: 2)
+            if let code { echo.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code))) }
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echo))).whenComplete { _ in
+                handler.value.perform(handler.value.life.echoWritten())
+            }
+        case .closeTCP:
+            perform(.closeTCP)
         case .none:
-            // A close without a code is answered without one.
             break
         }
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: echo))).whenComplete { _ in
-            channel.close(promise: nil)
+    }
+
+    /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame, and the
+    /// frame is counted as invalid.
+    private func refuse(_ violation: WebSocketViolation) {
+        guard let connection else { return }
+        messages.hub.metrics.framesIn["invalid"]?.increment()
+        connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
+        connection.outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
+        perform(life.brokerCloseQueued())
+    }
+
+    /// A close queued from another thread (the hub's, a publisher's 4008) is reported to this loop a little
+    /// later; the outbox knows at once, so it is told to the state machine before a message is acted on.
+    private func noteQueuedClose(_ connection: ClientConnection) {
+        if connection.outbox.isClosing { perform(life.brokerCloseQueued()) }
+    }
+
+    private func perform(_ action: WebSocketConnectionStateMachine.CloseAction) {
+        guard let context else { return }
+        switch action {
+        case .startGrace(let grace):
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            graceTimer = context.eventLoop.scheduleTask(in: grace) {
+                handler.value.perform(handler.value.life.closeGraceExpired())
+            }
+        case .closeTCP:
+            context.close(promise: nil)
+        case .abort:
+            // A client that does not read cannot receive a close frame: the socket is cut.
+            connection?.logger.debug("cutting a websocket whose close handshake did not finish in time")
+            context.close(promise: nil)
+        case .none:
+            break
         }
     }
 
-    /// Codes a peer may send in a close frame (RFC 6455 §7.4, with 1012 to 1014 from the IANA registry).
-    private static func mayBeEchoed(_ code: WebSocketErrorCode) -> Bool {
-        let number = UInt16(webSocketErrorCode: code)
-        switch number {
-        case 1000...1003, 1007...1014, 3000...4999: return true
-        default: return false
-        }
+    private func scheduleHeartbeat() {
+        guard let context else { return }
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        heartbeatTimer = context.eventLoop.scheduleTask(in: heartbeat) { handler.value.heartbeatDue() }
     }
 
-    /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame.
-    private func protocolViolation(_ code: WebSocketErrorCode, _ reason: String, _ connection: ClientConnection) {
-        connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(reason)"])
-        connection.outbox.close(code: UInt16(webSocketErrorCode: code), reason: reason, discardPending: true)
-    }
-
-    private func scheduleHeartbeat(_ context: ChannelHandlerContext) {
-        heartbeatTimer = context.eventLoop.assumeIsolated().scheduleTask(in: heartbeat) { [self] in
-            heartbeatDue(context)
-        }
-    }
-
-    private func heartbeatDue(_ context: ChannelHandlerContext) {
-        guard let connection, !connection.outbox.isClosing else { return }
-        if awaitingPong {
+    private func heartbeatDue() {
+        guard let connection else { return }
+        noteQueuedClose(connection)
+        switch life.heartbeatDue(clientWasHeard: gate.takeClientWasHeard()) {
+        case .sendPing:
+            connection.outbox.pushPing()
+            scheduleHeartbeat()
+        case .closeForPingTimeout:
             connection.logger.debug("closing a websocket that did not answer a ping")
-            connection.outbox.close(code: CloseCode.goingAway, reason: "Ping timeout", discardPending: true)
-            return
+            let timeout = WebSocketConnectionStateMachine.pingTimeout
+            connection.outbox.close(code: timeout.code, reason: timeout.reason, discardPending: true)
+            perform(.startGrace(life.grace))
+        case .stop:
+            break
         }
-        awaitingPong = true
-        connection.outbox.pushPing()
-        scheduleHeartbeat(context)
     }
 
     /// Forgets the connection once: its subscriptions end and the hub counts it closed.
     private func end() {
         heartbeatTimer?.cancel()
         heartbeatTimer = nil
+        graceTimer?.cancel()
+        graceTimer = nil
+        life.channelInactive()
+        context = nil
         guard let connection else { return }
         self.connection = nil
         writer = nil

@@ -18,7 +18,9 @@ import NIOWebSocket
 /// main router instead, whose `GET /v1/ws` route explains the refusal.
 struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
-        /// The WebSocket is served by its pipeline (``WebSocketConnectionHandler``); nothing is left to do here.
+        /// The WebSocket is served by its pipeline
+        /// (``WebSocketConnectionHandler/addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``); nothing is left
+        /// to do here.
         case webSocket
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
         /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered.
@@ -76,9 +78,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { [messages, webSocket] channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        try channel.pipeline.syncOperations.addHandler(
-                            WebSocketConnectionHandler(
-                                messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes, logger: logger))
+                        try WebSocketConnectionHandler.addHandlers(
+                            to: channel.pipeline.syncOperations, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes,
+                            logger: logger)
                         return UpgradeResult.webSocket
                     }
                 }

@@ -1,0 +1,185 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
+import XCTest
+
+@testable import LocationBroker
+
+/// One client WebSocket served by the broker's own handlers on an `EmbeddedChannel`, as the upgrader builds
+/// it: bytes go in as a client sends them, frames come out as a client reads them, and time is virtual
+/// (``advance(by:)``), so heartbeats and close graces are tested without waiting for them.
+final class EmbeddedWebSocket {
+    /// A frame the broker wrote.
+    struct Frame: Equatable {
+        var opcode: UInt8
+        var payload: [UInt8]
+
+        /// The code and reason of a close frame (`code` is `nil` for a close without one).
+        var close: (code: UInt16?, reason: String)? {
+            guard opcode == 0x8 else { return nil }
+            guard payload.count >= 2 else { return (nil, "") }
+            return (UInt16(payload[0]) << 8 | UInt16(payload[1]), String(decoding: payload.dropFirst(2), as: UTF8.self))
+        }
+
+        var text: String { String(decoding: payload, as: UTF8.self) }
+    }
+
+    /// Counts the reads that reach the socket.
+    final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        private(set) var reads = 0
+
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    /// A socket whose send buffer can fill up: while `stuck`, writes neither reach the wire nor complete, as
+    /// with a client that stopped reading (an `EmbeddedChannel` completes every write at its flush otherwise).
+    final class SendBuffer: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var stuck = false
+        private var held: [EventLoopPromise<Void>?] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            guard !stuck else { return held.append(promise) }
+            context.write(data, promise: promise)
+        }
+
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            let held = self.held
+            self.held = []
+            for promise in held { promise?.fail(ChannelError.ioOnClosedChannel) }
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
+    static let text: UInt8 = 0x1, binary: UInt8 = 0x2, continuation: UInt8 = 0x0
+    static let close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
+
+    /// When the connection's token expires, in seconds since the Unix epoch (far after ``clock``'s start).
+    static let tokenExpiresAt: Int64 = 4_000_000_000
+
+    let channel: EmbeddedChannel
+    let hub: Hub
+    /// The hub's clock (the ping budget's): it moves only when a test moves it.
+    let clock: ManualClock
+    let readCounter = ReadCounter()
+    let sendBuffer = SendBuffer()
+    private var written = ByteBuffer()
+
+    /// - Parameters:
+    ///   - heartbeatSeconds: the ping period (the welcome frame announces it).
+    ///   - maxMessageBytes: `max_frame_bytes`: one frame, and all the fragments of one message.
+    init(heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10) throws {
+        let clock = ManualClock(start: 1_700_000_000_000)
+        self.clock = clock
+        hub = Hub(settings: HubSettings(), metrics: BrokerMetrics(), clock: { clock.now })
+        let messages = ClientMessageHandler(hub: hub, heartbeatSeconds: heartbeatSeconds, invalidFramesPerMinute: invalidFramesPerMinute)
+        channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(sendBuffer)
+        try pipeline.addHandler(readCounter)
+        // What NIO's WebSocket upgrader puts before the broker's handlers.
+        try pipeline.addHandler(WebSocketFrameEncoder())
+        try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxMessageBytes)))
+        try pipeline.addHandler(WebSocketProtocolErrorHandler())
+        try WebSocketConnectionHandler.addHandlers(
+            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
+            maxMessageBytes: maxMessageBytes, logger: Logger(label: "EmbeddedWebSocket"))
+        channel.embeddedEventLoop.run()
+    }
+
+    /// Whether the socket is still open.
+    var isOpen: Bool { channel.isActive }
+
+    /// Sends one frame as a client does: masked unless told otherwise.
+    func send(_ opcode: UInt8, fin: Bool = true, _ payload: [UInt8] = [], masked: Bool = true) throws {
+        var frame = ByteBuffer()
+        frame.writeInteger((fin ? 0x80 : 0) | opcode)
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        switch payload.count {
+        case ..<126:
+            frame.writeInteger(maskBit | UInt8(payload.count))
+        case ...0xFFFF:
+            frame.writeInteger(maskBit | 126)
+            frame.writeInteger(UInt16(payload.count))
+        default:
+            frame.writeInteger(maskBit | 127)
+            frame.writeInteger(UInt64(payload.count))
+        }
+        if masked {
+            let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+            frame.writeBytes(key)
+            frame.writeBytes(payload.enumerated().map { $0.element ^ key[$0.offset % 4] })
+        } else {
+            frame.writeBytes(payload)
+        }
+        try channel.writeInbound(frame)
+        channel.embeddedEventLoop.run()
+    }
+
+    func sendText(_ text: String, fin: Bool = true) throws {
+        try send(Self.text, fin: fin, Array(text.utf8))
+    }
+
+    /// Sends a close frame with `code` (none when `nil`).
+    func sendClose(code: UInt16?) throws {
+        try send(Self.close, code.map { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } ?? [])
+    }
+
+    /// Moves virtual time on, running every timer due meanwhile.
+    func advance(by amount: TimeAmount) {
+        channel.embeddedEventLoop.advanceTime(by: amount)
+    }
+
+    /// Makes the socket writable or not, as the kernel's send buffer would.
+    func setWritable(_ writable: Bool) {
+        channel.isWritable = writable
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.run()
+    }
+
+    /// Every frame the broker wrote since the last call, in order.
+    func frames() throws -> [Frame] {
+        channel.embeddedEventLoop.run()
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) {
+            var bytes = bytes
+            written.writeBuffer(&bytes)
+        }
+        var frames: [Frame] = []
+        while let frame = nextFrame() { frames.append(frame) }
+        written.discardReadBytes()
+        return frames
+    }
+
+    /// The frames written since the last call, without the welcome frame.
+    func framesAfterWelcome() throws -> [Frame] {
+        try frames().filter { !($0.opcode == Self.text && $0.text.contains(#""type":"welcome""#)) }
+    }
+
+    /// Stops the channel, whatever state it is in.
+    func stop() {
+        _ = try? channel.finish(acceptAlreadyClosed: true)
+    }
+
+    /// Reads one complete server frame (never masked) from what was written.
+    private func nextFrame() -> Frame? {
+        let start = written.readerIndex
+        guard let first = written.readInteger(as: UInt8.self), let second = written.readInteger(as: UInt8.self) else {
+            written.moveReaderIndex(to: start)
+            return nil
+        }
+        var length = Int(second & 0x7F)
+        if length == 126 { length = written.readInteger(as: UInt16.self).map(Int.init) ?? -1 }
+        if length == 127 { length = written.readInteger(as: UInt64.self).map { Int($0) } ?? -1 }
+        guard length >= 0, let payload = written.readBytes(length: length) else {
+            written.moveReaderIndex(to: start)
+            return nil
+        }
+        return Frame(opcode: first & 0x0F, payload: payload)
+    }
+}
