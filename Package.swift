@@ -78,6 +78,18 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            // Compiled into the binary (`PackageResources`), so the broker stays one file that needs no folder beside
+            // it: the tracking page's files, and docs/openapi.yaml (through the symbolic link Resources/openapi.yaml).
+            resources: [
+                .embedInCode("Resources/page/page.html"),
+                .embedInCode("Resources/page/page.css"),
+                .embedInCode("Resources/page/state.js"),
+                .embedInCode("Resources/page/connection.js"),
+                .embedInCode("Resources/page/rendering.js"),
+                .embedInCode("Resources/page/map.js"),
+                .embedInCode("Resources/page/start.js"),
+                .embedInCode("Resources/openapi.yaml"),
             ]
         ),
         // `location-broker`: the command line around the library.

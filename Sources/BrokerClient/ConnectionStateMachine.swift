@@ -31,7 +31,8 @@ public struct ConnectionStateMachine: Sendable {
         public var attemptsBeforeFirstConnection: Int?
 
         public init(
-            initialDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(15),
+            initialDelay: Duration = .milliseconds(DonorViewRules.backoffInitialMilliseconds),
+            maximumDelay: Duration = .milliseconds(DonorViewRules.backoffCapMilliseconds),
             assumedHeartbeat: Duration = .seconds(10), openTimeout: Duration = .seconds(10),
             attemptsBeforeFirstConnection: Int? = nil
         ) {
@@ -245,9 +246,9 @@ public struct ConnectionStateMachine: Sendable {
     static func minimumDelay(for ending: Ending) -> Duration {
         switch ending {
         case .closed(let code?, _) where code == Int(CloseCode.tooManyConnections) || code == Int(CloseCode.tooManyErrors):
-            return .seconds(5)
+            return .milliseconds(DonorViewRules.backoffPatienceMilliseconds)
         case .refused(429, _):
-            return .seconds(5)
+            return .milliseconds(DonorViewRules.backoffPatienceMilliseconds)
         default:
             return .zero
         }

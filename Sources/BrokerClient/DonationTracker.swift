@@ -18,7 +18,7 @@ public struct DonationTracker: Sendable {
     public let staleAfterMilliseconds: Int64
     private var staleAnnounced = false
 
-    public init(staleAfterMilliseconds: Int64 = 60_000) {
+    public init(staleAfterMilliseconds: Int64 = DonorViewRules.staleAfterMilliseconds) {
         self.staleAfterMilliseconds = staleAfterMilliseconds
     }
 

@@ -56,8 +56,10 @@ public final class DonationWatcher: AsyncSequence, Sendable {
         public var bufferLimit: Int
 
         public init(
-            policy: ConnectionStateMachine.Policy = .init(), staleAfter: Duration = .seconds(60), subscribeTimeout: Duration = .seconds(10),
-            notTrackableRetry: Duration = .seconds(15), tick: Duration = .milliseconds(250), bufferLimit: Int = 1024
+            policy: ConnectionStateMachine.Policy = .init(),
+            staleAfter: Duration = .milliseconds(DonorViewRules.staleAfterMilliseconds),
+            subscribeTimeout: Duration = .milliseconds(DonorViewRules.subscribeTimeoutMilliseconds),
+            notTrackableRetry: Duration = .milliseconds(DonorViewRules.notTrackableRetryMilliseconds), tick: Duration = .milliseconds(250), bufferLimit: Int = 1024
         ) {
             self.policy = policy
             self.staleAfter = staleAfter

@@ -4,14 +4,16 @@ import BrokerProtocol
 ///
 /// Phones report speed noisily (0 at a red light, bursts after a tunnel); the average keeps the ETA from jumping.
 public struct SpeedSmoother: Sendable, Equatable {
-    /// How much a new sample counts: 0.3 forgets a stop after about five fixes.
-    public static let defaultWeight = 0.3
-    /// Below this (0.5 m/s, 1.8 km/h) the volunteer is taken as standing still and no ETA is given.
-    public static let minimumMovingSpeed = 0.5
-    /// Above this (70 m/s, 252 km/h) a sample is taken as a GPS jump and ignored.
-    public static let maximumPlausibleSpeed = 70.0
-    /// Fixes further apart than this (10 min) say nothing about the current speed.
-    public static let maximumSampleGapMilliseconds: Int64 = 600_000
+    /// How much a new sample counts (``DonorViewRules/speedWeight``, shared with the tracking page).
+    public static let defaultWeight = DonorViewRules.speedWeight
+    /// Below this the volunteer is taken as standing still and no ETA is given (``DonorViewRules/minimumMovingSpeed``).
+    public static let minimumMovingSpeed = DonorViewRules.minimumMovingSpeed
+    /// Above this a sample is taken as a GPS jump and ignored (``DonorViewRules/maximumPlausibleSpeed``).
+    public static let maximumPlausibleSpeed = DonorViewRules.maximumPlausibleSpeed
+    /// Fixes closer in time than this give no sample (``DonorViewRules/minimumSampleGapMilliseconds``).
+    public static let minimumSampleGapMilliseconds = DonorViewRules.minimumSampleGapMilliseconds
+    /// Fixes further apart than this say nothing about the current speed (``DonorViewRules/maximumSampleGapMilliseconds``).
+    public static let maximumSampleGapMilliseconds = DonorViewRules.maximumSampleGapMilliseconds
 
     /// The smoothed speed in metres per second; `nil` before the first sample.
     public private(set) var value: Double?
@@ -36,7 +38,7 @@ public struct SpeedSmoother: Sendable, Equatable {
         if let reported = current.speed, reported.isFinite, reported >= 0 { return reported }
         guard let previous else { return nil }
         let gap = current.timestamp - previous.timestamp
-        guard gap >= 1000, gap <= maximumSampleGapMilliseconds else { return nil }
+        guard gap >= minimumSampleGapMilliseconds, gap <= maximumSampleGapMilliseconds else { return nil }
         let metres = Geodesy.distance(fromLat: previous.lat, lon: previous.lon, toLat: current.lat, lon: current.lon)
         return metres / (Double(gap) / 1000)
     }

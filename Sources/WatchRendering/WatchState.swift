@@ -5,12 +5,12 @@ import BrokerProtocol
 /// A value type with no I/O: the executable feeds it frames and link events; the view model and the plain
 /// formatter read it. Times are milliseconds since the Unix epoch, passed in so tests control the clock.
 public struct WatchState: Sendable, Equatable {
-    /// How many recent positions the map draws as a trail.
-    public static let trailLimit = 50
+    /// How many recent positions the map draws as a trail (``DonorViewRules/trailLimit``, shared with the tracking page).
+    public static let trailLimit = DonorViewRules.trailLimit
     /// How many log entries are kept.
     public static let logLimit = 100
-    /// A fix older than this (60 s) is marked STALE.
-    public static let staleAfterMilliseconds: Int64 = 60_000
+    /// A fix older than this is marked STALE (``DonorViewRules/staleAfterMilliseconds``, shared with the tracking page).
+    public static let staleAfterMilliseconds = DonorViewRules.staleAfterMilliseconds
 
     /// The newest position and what came with it.
     public struct Fix: Sendable, Equatable {

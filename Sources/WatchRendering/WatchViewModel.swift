@@ -186,13 +186,16 @@ public struct WatchViewModel: Sendable, Equatable {
         return (nil, .normal)
     }
 
-    /// The reported heading of the newest fix, else the bearing from the fix before it when they are 5 m or more apart.
+    /// The reported heading of the newest fix, else the bearing from the fix before it when they are
+    /// ``DonorViewRules/minimumCourseDistance`` or more apart.
     private static func heading(_ trail: [Position]) -> Double? {
         guard let last = trail.last else { return nil }
         if let heading = last.heading, heading.isFinite { return heading }
         guard trail.count >= 2 else { return nil }
         let previous = trail[trail.count - 2]
-        guard Geodesy.distance(fromLat: previous.lat, lon: previous.lon, toLat: last.lat, lon: last.lon) >= 5 else { return nil }
+        guard Geodesy.distance(fromLat: previous.lat, lon: previous.lon, toLat: last.lat, lon: last.lon) >= DonorViewRules.minimumCourseDistance else {
+            return nil
+        }
         return Geodesy.bearing(fromLat: previous.lat, lon: previous.lon, toLat: last.lat, lon: last.lon)
     }
 }

@@ -4,41 +4,19 @@ extension TrackingPage {
     /// `since`. The map is Leaflet's (when the broker serves it: `L`); every fact is also text. Text goes into
     /// the page only through `textContent` (and Leaflet only gets elements or escaped text).
     ///
-    /// It is one function in the browser, kept here in parts by what they do, joined in order: the state
-    /// (``scriptState``), the connection (``scriptConnection``), rendering (``scriptRendering``), the map
-    /// (``scriptMap``) and the start below.
-    static let script = [scriptState, scriptConnection, scriptRendering, scriptMap, scriptStart].joined(separator: "\n")
+    /// One strict function in the browser, so that nothing of it is global: the broker writes its first and last
+    /// lines, then the shared numbers (``constants``), then the files of Resources/page/ in order (``Files/scripts``).
+    /// Its source map (``sourceMap``) names those files, so a browser's developer tools show their own names and
+    /// line numbers.
+    static let script = scriptPieces.map(\.text).joined() + "//# sourceMappingURL=\(sourceMapName)\n"
 
-    /// The end of ``script``: the clock that re-renders, quick retries when the network comes back, and the start.
-    static let scriptStart = #"""
-          // ---- Start ----
-          function tick() {
-            if (st.ended) return;
-            const now = Date.now();
-            if (!st.staleAnnounced && isStale(now)) {
-              st.staleAnnounced = true;
-              record('stale', 'No new location for ' + fmt.age((now - st.fix.position.timestamp) / 1000) + ': the position shown is STALE');
-            }
-            render();
-          }
+    /// The pieces of ``script``, each ending with a newline, with the name a source map gives them (`nil`: the
+    /// function's first and last lines, which no file holds).
+    static let scriptPieces: [(name: String?, text: String)] =
+        [(nil, "'use strict';\n(function () {\n"), ("constants.js", constants)]
+        + Files.scripts.map { (name: Optional($0.name), text: $0.text) }
+        + [(nil, "})();\n")]
 
-          function retryNow() {
-            if (retryTimer !== null && !st.ended) {
-              clearTimeout(retryTimer);
-              connect();
-            }
-          }
-
-          if (!token) {
-            end({ title: 'Tracking is not available', headline: 'This link is incomplete',
-              summary: 'The address has no token after #token=. Open the tracking link exactly as the app gave it.' });
-            return;
-          }
-          window.addEventListener('online', retryNow);
-          document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') retryNow(); });
-          ticker = setInterval(tick, 1000);
-          render();
-          connect();
-        })();
-        """#
+    /// The source map's file name beside the script.
+    static let sourceMapName = "tracking-page.js.map"
 }

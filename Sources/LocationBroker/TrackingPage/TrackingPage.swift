@@ -1,7 +1,8 @@
 import BrokerProtocol
 import Hummingbird
 
-/// `GET /track/{donation}`: the donor's tracking page, and the stylesheet and script it loads.
+/// `GET /track/{donation}`: the donor's tracking page, and the stylesheet and script it loads (files in
+/// Resources/page/, compiled in: ``Files``).
 ///
 /// The page is the same bytes for every donation. Its script reads the donation id from the path and
 /// the watch link's token from the URL fragment (`#token=...`, which browsers never send to a server), takes
@@ -29,8 +30,9 @@ struct TrackingPage: Sendable {
 
     let contentSecurityPolicy: String
     private let htmlBytes: ByteBuffer
-    private static let stylesheetBytes = ByteBuffer(string: stylesheet)
+    private static let stylesheetBytes = ByteBuffer(string: Files.stylesheet)
     private static let scriptBytes = ByteBuffer(string: script)
+    private static let sourceMapBytes = ByteBuffer(string: sourceMap)
 
     /// - Parameters:
     ///   - leaflet: whether Leaflet is served (the page links it only then).
@@ -62,6 +64,10 @@ struct TrackingPage: Sendable {
         }
         router.get("assets/tracking-page.js") { _, _ in
             Self.file(Self.scriptBytes, type: "text/javascript; charset=utf-8")
+        }
+        // Read by developer tools only, never by the page: the files' names and lines behind the script.
+        router.get(RouterPath("assets/" + Self.sourceMapName)) { _, _ in
+            Self.file(Self.sourceMapBytes, type: "application/json; charset=utf-8")
         }
     }
 

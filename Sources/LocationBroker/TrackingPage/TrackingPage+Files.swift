@@ -1,0 +1,25 @@
+extension TrackingPage {
+    /// The page's files (Sources/LocationBroker/Resources/page/), compiled into the broker by SwiftPM's `embedInCode`
+    /// resources (`PackageResources`): the broker stays one binary that needs no folder beside it.
+    enum Files {
+        /// page.html, with `{{leaflet}}` and `{{map}}` where ``TrackingPage/html(leaflet:map:)`` writes what this
+        /// broker serves.
+        static let html = text(PackageResources.page_html)
+        /// page.css: phone first, two columns from 56rem, light and dark schemes, system fonts only.
+        static let stylesheet = text(PackageResources.page_css)
+        /// The script's parts in the order they run, by what they do: the state (constants, token, words and
+        /// numbers, geometry, speed, the event log, frames, the end), the connection, rendering the text, the map,
+        /// and the start. ``TrackingPage/script`` joins them in one function.
+        static let scripts: [(name: String, text: String)] = [
+            ("state.js", text(PackageResources.state_js)),
+            ("connection.js", text(PackageResources.connection_js)),
+            ("rendering.js", text(PackageResources.rendering_js)),
+            ("map.js", text(PackageResources.map_js)),
+            ("start.js", text(PackageResources.start_js)),
+        ]
+
+        private static func text(_ bytes: [UInt8]) -> String {
+            String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
