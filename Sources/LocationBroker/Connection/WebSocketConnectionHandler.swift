@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Logging
 import NIOCore
@@ -13,7 +14,7 @@ import NIOWebSocket
 /// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
 /// `WebSocketProtocolErrorHandler` before this handler.
 ///
-/// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` and
+/// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` (its sink) and
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
 /// Reading stops while the socket is not writable: a client that sends without reading is not read either,
 /// so what it sends waits in its own socket buffers, not in the broker.
@@ -34,6 +35,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private var assembler: MessageAssembler
     private var errorBudget: TokenBucket
     private var connection: ClientConnection?
+    /// The connection's sink: the hub writes to it, and so does this handler (pongs, pings, closes).
+    private var outbox: Outbox?
     private var writer: SocketWriter?
     private var heartbeatTimer: Scheduled<Void>?
     /// Nothing has arrived from the client since the last ping.
@@ -51,7 +54,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
         self.assembler = MessageAssembler(maxBytes: maxMessageBytes)
         self.errorBudget = messages.errorBudget()
-        self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.hub.clock())
+        self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.clock.now())
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -63,19 +66,21 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             return
         }
         let hub = messages.hub
-        let connection = hub.connect(identity, logger: logger)
+        let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
+        let connection = hub.connect(identity, sink: outbox, logger: logger)
         let channel = context.channel
-        connection.outbox.setAbortHandler {
+        outbox.setAbortHandler {
             // A client that does not read cannot receive the close frame: give it a moment, then cut the socket.
             channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         }
         let writer = SocketWriter(
-            channel: channel, encoderContext: encoderContext, outbox: connection.outbox, metrics: hub.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
+            channel: channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: channel.eventLoop))
         self.connection = connection
+        self.outbox = outbox
         self.writer = writer
         connection.logger.debug("websocket open")
         messages.welcome(connection)
-        connection.outbox.attach(writer)
+        outbox.attach(writer)
         scheduleHeartbeat(context)
     }
 
@@ -90,7 +95,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            writer?.drain()
+            outbox?.drain()
             if readPending {
                 readPending = false
                 context.read()
@@ -116,23 +121,23 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let connection else { return }
+        guard let connection, let outbox else { return }
         let frame = unwrapInboundIn(data)
         // Anything from the client shows it is there.
         awaitingPong = false
         switch frame.opcode {
         case .ping:
-            if !pingBudget.take(now: messages.hub.clock()) {
+            if !pingBudget.take(now: messages.clock.now()) {
                 messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
             }
-            connection.outbox.pushPong(frame.unmaskedData)
+            outbox.pushPong(frame.unmaskedData)
         case .pong:
             break
         case .connectionClose:
-            answerClose(frame, context: context, connection: connection)
+            answerClose(frame, context: context, outbox: outbox)
         case .text, .binary, .continuation:
             // After a close is asked for, the client's messages are no longer read.
-            guard !connection.outbox.isClosing else { return }
+            guard !outbox.isClosing else { return }
             guard frame.maskKey != nil else {
                 return protocolViolation(.protocolError, "client frames must be masked", connection)
             }
@@ -156,9 +161,9 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the
     /// socket is closed (the server closes TCP first, RFC 6455 §7.1.1).
-    private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, connection: ClientConnection) {
-        let ourCloseWasSent = connection.outbox.isFinished
-        connection.outbox.finish()
+    private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, outbox: Outbox) {
+        let ourCloseWasSent = outbox.isFinished
+        outbox.finish()
         guard !ourCloseWasSent else {
             context.close(promise: nil)
             return
@@ -192,7 +197,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame.
     private func protocolViolation(_ code: WebSocketErrorCode, _ reason: String, _ connection: ClientConnection) {
         connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(reason)"])
-        connection.outbox.close(code: UInt16(webSocketErrorCode: code), reason: reason, discardPending: true)
+        connection.sink.close(code: UInt16(webSocketErrorCode: code), reason: reason, discardPending: true)
     }
 
     private func scheduleHeartbeat(_ context: ChannelHandlerContext) {
@@ -202,14 +207,14 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private func heartbeatDue(_ context: ChannelHandlerContext) {
-        guard let connection, !connection.outbox.isClosing else { return }
+        guard let connection, let outbox, !outbox.isClosing else { return }
         if awaitingPong {
             connection.logger.debug("closing a websocket that did not answer a ping")
-            connection.outbox.close(code: CloseCode.goingAway, reason: "Ping timeout", discardPending: true)
+            outbox.close(code: CloseCode.goingAway, reason: "Ping timeout", discardPending: true)
             return
         }
         awaitingPong = true
-        connection.outbox.pushPing()
+        outbox.pushPing()
         scheduleHeartbeat(context)
     }
 
@@ -220,7 +225,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         guard let connection else { return }
         self.connection = nil
         writer = nil
-        connection.outbox.finish()
+        outbox?.finish()
+        outbox = nil
         messages.hub.disconnect(connection)
         connection.logger.debug("websocket closed")
     }
