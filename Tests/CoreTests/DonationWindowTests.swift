@@ -97,9 +97,7 @@ final class DonationWindowTests: XCTestCase {
         let fixture = HubFixture()
         fixture.move(to: .beingLookedFor)
         fixture.publish()
-        let sample = Framing.plain.prepare(
-            PositionFrameEncoder.encode(channel: fixture.volunteer, seq: 1_795_000_000_000_000, position: position(metresFromHome: 900, timestamp: fixture.clock.now)))
-        let (_, sink) = try fixture.watcher(limit: sample.size * 5 / 2)
+        let (_, sink) = try fixture.watcher(limit: fixture.positionFrameSize * 5 / 2)
         for _ in 0..<3 {
             fixture.clock.advance(by: 1_000)
             fixture.publish()

@@ -44,10 +44,8 @@ final class FanOutTests: XCTestCase {
         let fixture = HubFixture()
         fixture.move(to: .beingLookedFor)
         fixture.publish()
-        let sample = Framing.plain.prepare(
-            PositionFrameEncoder.encode(channel: fixture.volunteer, seq: 1_795_000_000_000_000, position: position(metresFromHome: 900, timestamp: fixture.clock.now)))
         // Room for three positions and a half.
-        let (_, slow) = try fixture.watcher(limit: sample.size * 7 / 2)
+        let (_, slow) = try fixture.watcher(limit: fixture.positionFrameSize * 7 / 2)
         var seqs: [Int64] = []
         for _ in 0..<4 {
             fixture.clock.advance(by: 1_000)

@@ -158,6 +158,12 @@ final class HubFixture {
         return (connection, sink)
     }
 
+    /// The bytes one position frame of the volunteer takes in a queue, to size a slow donor's outbox.
+    var positionFrameSize: Int {
+        let sample = position(metresFromHome: 900, timestamp: clock.now)
+        return Framing.plain.prepare(PositionFrameEncoder.encode(channel: volunteer, seq: clock.now * 1000, position: sample)).size
+    }
+
     /// Publishes a fix taken now (or at `takenAt`) `metres` north of the donor's home.
     @discardableResult
     func publish(metres: Double = 900, takenAt: Int64? = nil) -> Result<Hub.PublishOutcome, BrokerError> {

@@ -58,10 +58,14 @@ package struct OutboxQueue: Sendable {
     /// Whether frames or a close wait to be taken.
     package var hasWork: Bool { !entries.isEmpty || pendingClose != nil }
 
-    /// Queues `frame` at `now`.
-    package mutating func enqueue(_ frame: PreparedFrame, conflationKey: String?, now: ContinuousClock.Instant) -> EnqueueResult {
+    /// Queues `frame` at `now`. The instant is read only when frames already wait (the stall rule needs it),
+    /// so an empty queue, the usual case, costs no clock read.
+    package mutating func enqueue(
+        _ frame: PreparedFrame, conflationKey: String?, now: @autoclosure () -> ContinuousClock.Instant
+    ) -> EnqueueResult {
         if isClosing || isFinished { return .closed }
         if !entries.isEmpty {
+            let now = now()
             if let since = stalledSince {
                 if now - since > stallLimit { return judgeSlow() }
             } else {

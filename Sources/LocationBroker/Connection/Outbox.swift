@@ -70,9 +70,8 @@ final class Outbox: FrameSink {
     }
 
     func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
-        let now = ContinuousClock.now
         let (result, drain, abort) = state.withLock { state -> (EnqueueResult, SocketWriter?, (@Sendable () -> Void)?) in
-            let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: now)
+            let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: ContinuousClock.now)
             switch result {
             case .queued: return (result, state.claimDrain(), nil)
             case .overflowed:
