@@ -12,8 +12,8 @@ import Logging
 package final class Hub: Sendable {
     package let settings: HubSettings
     package let channels: ChannelRegistry
-    package let connections: ConnectionRegistry
-    package let gates: DonationGates
+    private let connections: ConnectionRegistry
+    private let gates: DonationGates
     private let delivery: Delivery
     private let subscriptions: Subscriptions
     private let publisher: Publisher
@@ -105,9 +105,6 @@ package final class Hub: Sendable {
 
     /// Open connections.
     package var connectionCount: Int { connections.count }
-
-    /// Whether the connection `id` is still open.
-    package func isConnected(_ id: UInt64) -> Bool { connections.contains(id) }
 
     /// The bytes queued for the fullest connection, for operations and tests.
     package var largestOutboxBytes: Int { connections.all.map(\.sink.queuedBytes).max() ?? 0 }

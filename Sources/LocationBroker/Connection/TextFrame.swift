@@ -34,16 +34,4 @@ enum TextFrame {
         buffer.writeBytes(payload)
         return PreparedFrame(bytes: buffer, payloadOffset: header)
     }
-
-    /// The payload of a frame made by ``framed(_:)`` (for tests and inspection).
-    static func payload(of frame: ByteBuffer) -> ByteBuffer {
-        var frame = frame
-        guard let header = frame.readInteger(as: UInt16.self) else { return ByteBuffer() }
-        switch header & 0x7F {
-        case 126: frame.moveReaderIndex(forwardBy: 2)
-        case 127: frame.moveReaderIndex(forwardBy: 8)
-        default: break
-        }
-        return frame
-    }
 }
