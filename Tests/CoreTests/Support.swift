@@ -124,11 +124,11 @@ final class HubFixture {
     let hub: Hub
     private var revision: Int64 = 0
 
-    init(framing: Framing = .plain, _ configure: (inout HubSettings) -> Void = { _ in }) {
+    init(framing: Framing = .plain, cluster: (any ClusterLink)? = nil, _ configure: (inout HubSettings) -> Void = { _ in }) {
         var settings = HubSettings()
         configure(&settings)
         self.settings = settings
-        hub = Hub(settings: settings, metrics: metrics, clock: clock.wallClock, framing: framing)
+        hub = Hub(settings: settings, metrics: metrics, cluster: cluster, clock: clock.wallClock, framing: framing)
     }
 
     /// Applies the next revision of donation `id`, or its deletion when `state` is `nil`.
