@@ -51,11 +51,23 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The broker's core with no transport: the hub, channels, donation gates, history, presence and the
+        // outbox's policy. Small leaf packages only: no sockets, no WebSocket, no HTTP, no database, no crypto.
+        .target(
+            name: "BrokerCore",
+            dependencies: [
+                "BrokerProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The broker itself, as a library: the executable below, the tests and the benchmarks use it.
         .target(
             name: "LocationBroker",
             dependencies: [
                 "BrokerProtocol",
+                "BrokerCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -97,10 +109,13 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
         .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol"]),
+        // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
+        .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol"]),
         .testTarget(
             name: "BrokerTests",
             dependencies: [
                 "LocationBroker",
+                "BrokerCore",
                 "BrokerClient",
                 "BrokerProtocol",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

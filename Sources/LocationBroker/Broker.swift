@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Foundation
 import Hummingbird
@@ -32,6 +33,8 @@ struct Broker: Sendable {
         if let source = JWKSSource(configuration) {
             jwks = try await JWKSRefresher.load(source: source, timing: configuration.jwksTiming, metrics: metrics, logger: logger)
         }
+        // One wall clock for the hub and everything that stamps or judges time next to it.
+        let clock = WallClock.system
         let hub: Hub
         let store: any DonationStore
         let snapshot: StoreSnapshot
@@ -42,7 +45,7 @@ struct Broker: Sendable {
             // The configuration refuses a PostgreSQL store without cluster secrets.
             let keys = ClusterKeys(secrets: configuration.clusterSecrets ?? [])
             let outbox = ClusterOutbox(node: node, interest: ShardInterest(keys: keys))
-            hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox)
+            hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox, clock: clock, framing: TextFrame.framing)
             let prepared = try await PostgresSchema.prepare(location, keys: keys, logger: logger)
             snapshot = prepared.snapshot
             hub.load(snapshot)
@@ -59,12 +62,12 @@ struct Broker: Sendable {
             clusterServices = [
                 PostgresClientService(client: client),
                 PostgresBus(
-                    location: location, client: client, store: postgres, keys: keys, outbox: outbox, hub: hub, logger: logger, listening: latch,
+                    location: location, client: client, store: postgres, keys: keys, outbox: outbox, hub: hub, metrics: metrics, logger: logger, listening: latch,
                     heartbeatPeriod: .seconds(configuration.clusterHeartbeatSeconds)),
             ]
             logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
         } else {
-            hub = Hub(settings: HubSettings(configuration), metrics: metrics)
+            hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: clock, framing: TextFrame.framing)
             let sqlite = try SQLiteDonationStore(path: configuration.database)
             snapshot = try await sqlite.activeDonations()
             store = sqlite
@@ -72,7 +75,7 @@ struct Broker: Sendable {
         }
         logger.info("donations loaded", metadata: ["active": "\(snapshot.donations.count)", "store": "\(configuration.storeDescription)"])
         let verifier = try await TokenVerifier(configuration: configuration, keys: jwks?.ring)
-        let donations = DonationService(store: store, hub: hub, logger: logger)
+        let donations = DonationService(store: store, hub: hub, metrics: metrics, clock: clock, logger: logger)
         let draining = DrainFlag()
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
@@ -89,12 +92,12 @@ struct Broker: Sendable {
         DonationRoutes(service: donations, watchLinks: watchLinks, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
-        OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, clock: clock, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
         try TrackingMap(configuration.map, metrics: metrics, logger: logger).register(on: router)
         OpenAPIDocument.register(on: router)
 
         let messages = ClientMessageHandler(
-            hub: hub, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
+            hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
         let webSocket = BrokerServerChannel.WebSocketSettings(
             maxFrameBytes: configuration.maxFrameBytes,
             handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))

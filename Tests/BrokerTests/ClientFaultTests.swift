@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// The client library under network faults: a real broker (heartbeat 1 s), real sockets, and a ``FaultProxy``
@@ -231,7 +232,7 @@ final class ClientFaultTests: XCTestCase {
                 events.withLock { $0.contains(.connection(.reconnected(since: nil))) }
             }
             XCTAssertGreaterThanOrEqual(calls.withLock { $0 }, 2, "a fresh token was asked for")
-            let timestamp = Hub.systemClock()
+            let timestamp = WallClock.system.now()
             await publisher.publish(position(metresFromHome: 1_300, timestamp: timestamp))
             let deadline = ContinuousClock.now + .seconds(5)
             var seen = false
@@ -273,7 +274,7 @@ final class ClientFaultTests: XCTestCase {
             try await waitUntil("the publisher noticed") {
                 events.withLock { $0.contains { if case .connection(.reconnecting) = $0 { true } else { false } } }
             }
-            let base = Hub.systemClock()
+            let base = WallClock.system.now()
             for step in 0..<3 { await publisher.publish(position(metresFromHome: 1_200 - Double(step) * 100, timestamp: base + Int64(step) * 10)) }
             var timestamps: [Int64] = []
             let deadline = ContinuousClock.now + .seconds(8)

@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// Anyone who can connect to the cluster's PostgreSQL can LISTEN and NOTIFY on the nodes' channel: such a role
@@ -76,7 +77,7 @@ final class ClusterBusSecrecyTests: XCTestCase {
 
             // Forged in the nodes' clear format: a donation that lets the attacker watch the real volunteer, and
             // a position for the real donor.
-            let now = Hub.systemClock()
+            let now = WallClock.system.now()
             let forgedDonation = Donation(
                 id: "d-forged", donor: "attacker@example.org", volunteer: volunteerID, state: .beingLookedFor,
                 home: LiveBroker.home, institution: LiveBroker.institution, createdAt: now, updatedAt: now)

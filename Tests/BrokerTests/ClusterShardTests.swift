@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// The bus is sharded: a node hears a volunteer's positions only while it has a subscriber in the volunteer's
@@ -138,14 +139,14 @@ final class ClusterShardTests: XCTestCase {
 
     func testAShardIsNotLeftWhileASubscriptionIsAdmittedDuringTheCount() {
         let interest = ShardInterest(keys: ClusterKeys(secrets: ["shard-secret-0123456789-0123456789-01"]))
-        let connection = ClientConnection(id: 1, identity: "donor@example.org", expiresAt: .max, outboxLimit: 65_536, logger: Logger(label: "test"))
+        let connection = ClientConnection(id: 1, identity: "donor@example.org", expiresAt: .max, sink: Outbox(limit: 65_536), logger: Logger(label: "test"))
         let waiting = ShardInterest.Pending(
-            connection: connection, request: .init(id: "s", target: .donation("d")), channel: "vol@example.org", donation: "d",
+            waiting: .init(connection: connection, request: .init(id: "s", target: .donation("d")), channel: "vol@example.org", donation: "d"),
             shards: interest.shards(of: "vol@example.org"))
         XCTAssertFalse(interest.admit(waiting), "a shard not listened to: the subscription waits")
         XCTAssertEqual(interest.wanted(), [Self.knownShard])
         XCTAssertEqual(interest.leave(keeping: [], unchangedSince: interest.admissionCounts()), [], "never left while one waits")
-        XCTAssertEqual(interest.joined(Self.knownShard).map(\.request.id), ["s"], "answered once joined")
+        XCTAssertEqual(interest.joined(Self.knownShard).map(\.waiting.request.id), ["s"], "answered once joined")
         XCTAssertTrue(interest.admit(waiting), "listened to: subscribed at once")
 
         // The sweep counts no subscriber, but one was admitted after it took the admission counts: the shard stays.
@@ -159,7 +160,7 @@ final class ClusterShardTests: XCTestCase {
         XCTAssertFalse(interest.admit(waiting))
         // Unsubscribed before the answer: withdrawn, so joining answers nobody.
         XCTAssertNil(interest.withdraw(connection: 2, channel: nil, donation: "d"), "another connection's")
-        XCTAssertEqual(interest.withdraw(connection: 1, channel: nil, donation: "d")?.channel, "vol@example.org")
+        XCTAssertEqual(interest.withdraw(connection: 1, channel: nil, donation: "d")?.waiting.channel, "vol@example.org")
         XCTAssertEqual(interest.joined(Self.knownShard).count, 0)
         // A shard with subscribers is kept.
         XCTAssertEqual(interest.leave(keeping: [Self.knownShard], unchangedSince: interest.admissionCounts()), [])

@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// One client WebSocket served by the broker's own handlers on an `EmbeddedChannel`, as the upgrader builds
@@ -64,6 +65,8 @@ final class EmbeddedWebSocket {
 
     let channel: EmbeddedChannel
     let hub: Hub
+    /// The broker's metrics, which the hub and the handlers count into.
+    let metrics: BrokerMetrics
     /// The hub's clock (the ping budget's): it moves only when a test moves it.
     let clock: ManualClock
     let readCounter = ReadCounter()
@@ -76,8 +79,10 @@ final class EmbeddedWebSocket {
     init(heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10) throws {
         let clock = ManualClock(start: 1_700_000_000_000)
         self.clock = clock
-        hub = Hub(settings: HubSettings(), metrics: BrokerMetrics(), clock: { clock.now })
-        let messages = ClientMessageHandler(hub: hub, heartbeatSeconds: heartbeatSeconds, invalidFramesPerMinute: invalidFramesPerMinute)
+        metrics = BrokerMetrics()
+        hub = Hub(settings: HubSettings(), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
+        let messages = ClientMessageHandler(
+            hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: heartbeatSeconds, invalidFramesPerMinute: invalidFramesPerMinute)
         channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         let pipeline = channel.pipeline.syncOperations

@@ -6,6 +6,7 @@ import NIOWebSocket
 import JWTKit
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// Hostile input across the WebSocket and HTTP surfaces: each gets its documented answer, nothing crashes,
@@ -35,7 +36,7 @@ final class HostileInputTests: XCTestCase {
         Case(name: name, send: { try await $0.sendFrame(opcode: opcode, fin: fin, bytes: bytes) }, expected: expected)
     }
 
-    static let positionJSON = #"{"lat":-34.6,"lon":-58.4,"timestamp":\#(Hub.systemClock())}"#
+    static let positionJSON = #"{"lat":-34.6,"lon":-58.4,"timestamp":\#(WallClock.system.now())}"#
     static let deepNesting = String(repeating: "[", count: 1_000) + String(repeating: "]", count: 1_000)
 
     static let webSocketCases: [Case] = [
@@ -53,12 +54,12 @@ final class HostileInputTests: XCTestCase {
         text("publish without a position", #"{"type":"publish","id":"p1"}"#, .error(.invalidPosition, re: "p1")),
         text("latitude as text", #"{"type":"publish","id":"p2","position":{"lat":"south","lon":1,"timestamp":1}}"#, .error(.invalidPosition, re: "p2")),
         text("latitude beyond any double", #"{"type":"publish","id":"p3","position":{"lat":1e999,"lon":1,"timestamp":1}}"#, .error(.badRequest, re: "p3")),
-        text("latitude 91", #"{"type":"publish","id":"p4","position":{"lat":91,"lon":1,"timestamp":\#(Hub.systemClock())}}"#, .error(.invalidPosition, re: "p4")),
-        text("longitude -181", #"{"type":"publish","id":"p5","position":{"lat":1,"lon":-181,"timestamp":\#(Hub.systemClock())}}"#, .error(.invalidPosition, re: "p5")),
-        text("heading 360", #"{"type":"publish","id":"p6","position":{"lat":1,"lon":1,"heading":360,"timestamp":\#(Hub.systemClock())}}"#, .error(.invalidPosition)),
-        text("negative speed", #"{"type":"publish","id":"p7","position":{"lat":1,"lon":1,"speed":-3,"timestamp":\#(Hub.systemClock())}}"#, .error(.invalidPosition)),
-        text("negative accuracy", #"{"type":"publish","id":"p8","position":{"lat":1,"lon":1,"accuracy":-1,"timestamp":\#(Hub.systemClock())}}"#, .error(.invalidPosition)),
-        text("timestamp a year ahead", #"{"type":"publish","id":"p9","position":{"lat":1,"lon":1,"timestamp":\#(Hub.systemClock() + 31_536_000_000)}}"#, .error(.invalidPosition)),
+        text("latitude 91", #"{"type":"publish","id":"p4","position":{"lat":91,"lon":1,"timestamp":\#(WallClock.system.now())}}"#, .error(.invalidPosition, re: "p4")),
+        text("longitude -181", #"{"type":"publish","id":"p5","position":{"lat":1,"lon":-181,"timestamp":\#(WallClock.system.now())}}"#, .error(.invalidPosition, re: "p5")),
+        text("heading 360", #"{"type":"publish","id":"p6","position":{"lat":1,"lon":1,"heading":360,"timestamp":\#(WallClock.system.now())}}"#, .error(.invalidPosition)),
+        text("negative speed", #"{"type":"publish","id":"p7","position":{"lat":1,"lon":1,"speed":-3,"timestamp":\#(WallClock.system.now())}}"#, .error(.invalidPosition)),
+        text("negative accuracy", #"{"type":"publish","id":"p8","position":{"lat":1,"lon":1,"accuracy":-1,"timestamp":\#(WallClock.system.now())}}"#, .error(.invalidPosition)),
+        text("timestamp a year ahead", #"{"type":"publish","id":"p9","position":{"lat":1,"lon":1,"timestamp":\#(WallClock.system.now() + 31_536_000_000)}}"#, .error(.invalidPosition)),
         text("negative timestamp", #"{"type":"publish","id":"p10","position":{"lat":1,"lon":1,"timestamp":-5}}"#, .error(.invalidPosition)),
         text("fractional timestamp", #"{"type":"publish","id":"p11","position":{"lat":1,"lon":1,"timestamp":1.5}}"#, .error(.invalidPosition)),
         text("huge timestamp", #"{"type":"publish","id":"p12","position":{"lat":1,"lon":1,"timestamp":1e300}}"#, .error(.invalidPosition)),

@@ -8,6 +8,7 @@ import NIOCore
 import ServiceLifecycle
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// A real broker on a free port with its own SQLite file, as the tests use it.
@@ -146,7 +147,7 @@ extension BrokerConnection {
 }
 
 /// A point `metres` north of the donor's home; positions move along a line so arrival can be placed exactly.
-func position(metresFromHome metres: Double, timestamp: Int64 = Hub.systemClock()) -> Position {
+func position(metresFromHome metres: Double, timestamp: Int64 = WallClock.system.now()) -> Position {
     let point = Geodesy.destination(fromLat: LiveBroker.home.lat, lon: LiveBroker.home.lon, bearing: 0, distance: metres)
     return Position(lat: point.lat, lon: point.lon, accuracy: 5, speed: 8, heading: 180, timestamp: timestamp)
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// `POST /v1/owntracks`: the OwnTracks app in HTTP mode publishes like a WebSocket volunteer, with the same
@@ -39,7 +40,7 @@ final class OwnTracksTests: XCTestCase {
         return try await live.request(.post, "/v1/owntracks", headers: headers, body: body)
     }
 
-    private static func nowSeconds() -> Int64 { Hub.systemClock() / 1000 }
+    private static func nowSeconds() -> Int64 { WallClock.system.now() / 1000 }
 
     /// The documented `location` example, at `metres` north of the donor's home and taken now.
     private func documentedLocation(metresFromHome metres: Double = 800, tst: Int64 = OwnTracksTests.nowSeconds()) -> (String, Position) {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// config/broker.yaml, docs/CONFIGURATION.md's tables and `serve --help` are made from the settings table, and

@@ -3,6 +3,7 @@ import NIOEmbedded
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// Frames queued pre-framed read back, through NIO's own frame decoder, as the text messages they carry.
@@ -25,7 +26,7 @@ final class TextFrameTests: XCTestCase {
             XCTAssertTrue(frame.fin)
             XCTAssertNil(frame.maskKey)
             XCTAssertEqual(Array(frame.data.readableBytesView), payload, "length \(length)")
-            XCTAssertEqual(Array(TextFrame.payload(of: TextFrame.framed(payload)).readableBytesView), payload)
+            XCTAssertEqual(Array(TextFrame.prepared(payload).payload.readableBytesView), payload, "the prepared frame knows where its payload starts")
         }
     }
 }

@@ -6,6 +6,7 @@ import JWTKit
 import NIOCore
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// Watch links (`POST /v1/donations/{id}/watch-token`): a link is good for watching one donation, in the
@@ -83,7 +84,7 @@ final class WatchLinkTests: XCTestCase {
     // MARK: What a link is for
 
     func testAWatchLinkWatchesItsDonationAndSaysWhereItLeads() async throws {
-        let before = Hub.systemClock()
+        let before = WallClock.system.now()
         let link = try await mint("d-1")
         XCTAssertEqual(link.url, "/track/d-1#token=\(link.token)")
         XCTAssertEqual(Double(link.expiresAt - before), 86_400_000, accuracy: 5_000, "24 hours by default")
@@ -105,7 +106,7 @@ final class WatchLinkTests: XCTestCase {
         try await live.stop()
         live = try await LiveBroker.start { $0.watchTokenTTLSeconds = 600 }
         try await live.put("d-1", donor: Self.donor, volunteer: "vol@example.org", state: .beingLookedFor)
-        let before = Hub.systemClock()
+        let before = WallClock.system.now()
         let link = try await mint("d-1")
         XCTAssertEqual(Double(link.expiresAt - before), 600_000, accuracy: 5_000)
     }
@@ -137,7 +138,7 @@ final class WatchLinkTests: XCTestCase {
 
     func testAWatchLinkCannotPublishOverOwnTracks() async throws {
         let link = try await mint("d-1")
-        let body = #"{"_type":"location","lat":-34.6,"lon":-58.38,"tst":\#(Hub.systemClock() / 1000)}"#
+        let body = #"{"_type":"location","lat":-34.6,"lon":-58.38,"tst":\#(WallClock.system.now() / 1000)}"#
         for user in [Self.donor, "vol@example.org", "watch-link d-1"] {
             let basic = "Basic " + Data("\(user):\(link.token)".utf8).base64EncodedString()
             let response = try await live.request(.post, "/v1/owntracks", headers: [.authorization: basic, .contentType: "application/json"], body: body)

@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerCore
 @testable import LocationBroker
 
 /// `tracker-watch` against a live broker and a simulated volunteer: the donor's terminal follows the whole
@@ -18,7 +19,7 @@ final class WatcherEndToEndTests: XCTestCase {
         try await live.put("d-1", state: .pickedByVolunteer)
         try await live.put("d-1", state: .beingTakenTo)
         let institution = LiveBroker.institution
-        _ = try await volunteer.publish(Position(lat: institution.lat + 0.0004, lon: institution.lon, speed: 3, heading: 180, timestamp: Hub.systemClock()))
+        _ = try await volunteer.publish(Position(lat: institution.lat + 0.0004, lon: institution.lon, speed: 3, heading: 180, timestamp: WallClock.system.now()))
         try await live.put("d-1", state: .delivered)
         await volunteer.close()
     }

@@ -159,7 +159,7 @@ final class WebSocketTransportTests: XCTestCase {
         try socket.sendText(unknownDonation)
         XCTAssertEqual(try socket.frames().map(\.opcode), [Socket.close])
         try socket.sendText(unknownDonation)
-        XCTAssertEqual(socket.hub.metrics.value(of: subscribes) ?? 0, 0, "neither message was read")
+        XCTAssertEqual(socket.metrics.value(of: subscribes) ?? 0, 0, "neither message was read")
     }
 
     func testAPublishAfterTheTokenExpiredIsNotRead() throws {
@@ -172,7 +172,7 @@ final class WebSocketTransportTests: XCTestCase {
         try socket.sendText(#"{"type":"publish","id":"late","position":{"lat":1,"lon":1,"timestamp":\#(socket.clock.now)}}"#)
         let close = onlyClose(try socket.frames())
         XCTAssertEqual(close?.code, 4001)
-        XCTAssertEqual(socket.hub.metrics.value(of: publishes) ?? 0, 0, "the publish was not read")
+        XCTAssertEqual(socket.metrics.value(of: publishes) ?? 0, 0, "the publish was not read")
     }
 
     // MARK: Read gating and pings
@@ -223,7 +223,7 @@ final class WebSocketTransportTests: XCTestCase {
         defer { socket.stop() }
         try hostile(socket)
         let close = onlyClose(try socket.framesAfterWelcome(), file: file, line: line)
-        XCTAssertGreaterThanOrEqual(socket.hub.metrics.value(of: Self.invalidFrames) ?? 0, 1, "counted", file: file, line: line)
+        XCTAssertGreaterThanOrEqual(socket.metrics.value(of: Self.invalidFrames) ?? 0, 1, "counted", file: file, line: line)
         return close
     }
 
@@ -259,7 +259,7 @@ final class WebSocketTransportTests: XCTestCase {
             try socket.send(opcode, fin: fin, Array(repeating: 0x20, count: size))
             XCTAssertEqual(onlyClose(try socket.frames())?.code, code, name)
             XCTAssertFalse(socket.isOpen, name)
-            XCTAssertEqual(socket.hub.metrics.value(of: Self.invalidFrames), 1, "\(name): counted")
+            XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames), 1, "\(name): counted")
         }
     }
 

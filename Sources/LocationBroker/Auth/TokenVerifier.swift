@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 import BrokerProtocol
 import JWTKit
@@ -27,8 +28,8 @@ struct TokenVerifier: Sendable {
     private let audience: String?
     private let issuer: String?
 
-    /// Clock skew tolerated on `exp` and `nbf`, in seconds.
-    static let leewaySeconds: Int64 = 30
+    /// Clock skew tolerated on `exp` and `nbf`, in seconds (the core's, which closes expired connections).
+    static let leewaySeconds = TokenLeeway.seconds
 
     /// The longest token accepted, in bytes.
     static let maximumTokenBytes = 8192

@@ -2,40 +2,6 @@ import BrokerProtocol
 import Foundation
 import JWTKit
 
-/// What a connection opened with a watch link may do: watch one donation, in the incarnation the link was made
-/// for, and nothing else (no publish, no channel, no other donation, not even of the same donor).
-struct WatchScope: Sendable, Equatable {
-    let donation: String
-    let incarnation: String
-    let donor: String
-
-    /// The identity a watch-link connection goes by. It holds a space, which no token identity can
-    /// (``Identity/canonical(_:)`` refuses whitespace), so it never names a real person's channel and never
-    /// matches a donation's donor: the connection is not its donor for anything but this one donation.
-    static func identity(for donation: String) -> String { "watch-link \(donation)" }
-
-    /// Whether the link opens this donation gate: same id, same incarnation, same donor.
-    func opens(_ gate: DonationGate) -> Bool {
-        gate.id == donation && gate.incarnation == incarnation && gate.donor == donor
-    }
-
-    /// The refusal for a subscribe the link does not allow before any donation is looked up, so that it reveals
-    /// nothing about other donations; `nil` for a subscribe to its own donation.
-    func refusal(for target: ClientFrame.Target) -> BrokerError? {
-        switch target {
-        case .donation(let id) where id == donation:
-            return nil
-        case .donation, .channel:
-            return BrokerError(.watchOnly, "this watch link opens donation \(donation) only; subscribe with {\"donation\":\"\(donation)\"}")
-        }
-    }
-
-    /// The refusal for a publish: a watch link only watches.
-    var publishRefusal: BrokerError {
-        BrokerError(.watchOnly, "this watch link can only watch donation \(donation); it cannot publish")
-    }
-}
-
 /// The claims of a watch token. Signed by the broker itself (``WatchTokenVerifier``) with a key of its own, never
 /// the client-token key; `typ` and `aud` say what it is, and both the client-token and the watch-token paths
 /// check them, so neither kind is ever taken for the other.

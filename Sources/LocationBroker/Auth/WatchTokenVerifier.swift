@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Logging
 
@@ -11,8 +12,9 @@ import Logging
 /// Built the way the broker builds it: one donation per donor, all `BEING-LOOKED-FOR` with the same volunteer,
 /// each donor connected and subscribed to the volunteer's channel. The publish limit is raised so that it never
 /// refuses a benchmark's publish, and the position stays far from every destination, so no arrival fires.
-/// No socket writer is attached: the fixture takes the queued frames itself, as ``SocketWriter`` does on the
-/// socket's event loop, so the event-loop hop and the socket write are not measured.
+/// Each donor's sink is the broker's own ``Outbox`` with no socket writer attached: the fixture takes the queued
+/// frames itself, as ``SocketWriter`` does on the socket's event loop, so the event-loop hop and the socket
+/// write are not measured.
 @_spi(Benchmarks)
 public final class PublishFixture: Sendable {
     /// The channel every subscriber watches.
@@ -21,7 +23,7 @@ public final class PublishFixture: Sendable {
     public let subscriberCount: Int
 
     private let hub: Hub
-    private let connections: [ClientConnection]
+    private let outboxes: [Outbox]
     private let position = Position(lat: -34.6200, lon: -58.4400, accuracy: 5, speed: 8.5, heading: 270, timestamp: 1_795_000_000_000)
 
     /// Builds the hub, the donations, the connections and the subscriptions, publishes once (which also reports
@@ -31,11 +33,11 @@ public final class PublishFixture: Sendable {
         var settings = HubSettings()
         settings.publishRate = 1_000_000_000
         settings.publishBurst = 1_000_000_000
-        let hub = Hub(settings: settings, metrics: BrokerMetrics())
+        let hub = Hub(settings: settings, metrics: BrokerMetrics(), framing: TextFrame.framing)
         let logger = Logger(label: "benchmark")
         let home = Home(lat: -34.6037, lon: -58.3816, label: "Av. Corrientes 1234")
         let institution = Institution(lat: -34.5875, lon: -58.4206, name: "Caritas Palermo")
-        var connections: [ClientConnection] = []
+        var outboxes: [Outbox] = []
         for index in 0..<subscribers {
             let donor = "donor-\(index)@example.org"
             let id = "d-\(index)"
@@ -45,14 +47,15 @@ public final class PublishFixture: Sendable {
                     new: Donation(
                         id: id, donor: donor, volunteer: volunteer, state: .beingLookedFor, home: home,
                         institution: institution, createdAt: 0, updatedAt: 0)))
-            let connection = hub.connect(VerifiedIdentity(identity: donor, expiresAt: .max / 2000), logger: logger)
+            let outbox = Outbox(limit: settings.outboxBytes, stallLimit: settings.slowConsumerStall)
+            let connection = hub.connect(VerifiedIdentity(identity: donor, expiresAt: .max / 2000), sink: outbox, logger: logger)
             if let refusal = hub.subscribe(connection, ClientFrame.Subscribe(target: .donation(id))) {
                 throw FixtureError(description: "donor \(index) could not subscribe: \(refusal.message)")
             }
-            connections.append(connection)
+            outboxes.append(outbox)
         }
         self.hub = hub
-        self.connections = connections
+        self.outboxes = outboxes
         self.subscriberCount = subscribers
         _ = publishOnce()
         let delivered = publishOnce()
@@ -72,8 +75,8 @@ public final class PublishFixture: Sendable {
 
     private func drain() -> Int {
         var frames = 0
-        for connection in connections {
-            _ = connection.outbox.takeForSocket { _ in frames += 1 }
+        for outbox in outboxes {
+            frames += outbox.takeForSocket().queued.entries.count
         }
         return frames
     }

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import DequeModule
 import Synchronization
@@ -8,7 +9,7 @@ import Synchronization
 /// Bounded: while PostgreSQL is unreachable the oldest events are dropped (and counted) past ``capacity``,
 /// so a long outage costs bounded memory. Donation changes never pass through here: the store sends them
 /// inside the change's own transaction.
-final class ClusterOutbox: Sendable {
+final class ClusterOutbox: ClusterLink {
     private struct State {
         var events = Deque<ClusterEvent>()
         var waiter: CheckedContinuation<Void, Never>?
@@ -37,6 +38,17 @@ final class ClusterOutbox: Sendable {
     /// Queues that the volunteer's last connection to this node closed.
     func announceOffline(channel: String, lastSeen: Int64?) {
         announce(.offline(origin: node, channel: channel, lastSeen: lastSeen))
+    }
+
+    /// Keeps a subscription until this node listens to the volunteer's bus shards (``ShardInterest``); answered
+    /// at once where no bus runs.
+    func admitSubscription(_ waiting: WaitingSubscription) -> Bool {
+        guard let interest else { return true }
+        return interest.admit(.init(waiting: waiting, shards: interest.shards(of: waiting.channel)))
+    }
+
+    func withdrawSubscription(connection: UInt64, channel: String?, donation: String?) -> WaitingSubscription? {
+        interest?.withdraw(connection: connection, channel: channel, donation: donation)?.waiting
     }
 
     /// Queues `event` and wakes the writer. Never blocks beyond the queue's lock.

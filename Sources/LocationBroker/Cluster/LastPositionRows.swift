@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 
 /// The newest position of each channel in a batch of events, as columns for one `unnest` upsert (a channel may

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Foundation
 import Logging
@@ -29,6 +30,7 @@ struct PostgresBus: Service {
     let keys: ClusterKeys
     let outbox: ClusterOutbox
     let hub: Hub
+    let metrics: BrokerMetrics
     let logger: Logger
     /// Opened once the node first listens (and has caught up): the server waits for it.
     let listening: Latch
@@ -71,7 +73,7 @@ struct PostgresBus: Service {
             for event in batch {
                 for target in channels(of: event) {
                     guard let payload = try? event.sealed(with: keys, channel: target), payload.utf8.count <= ClusterEvent.maximumPayloadBytes else {
-                        hub.metrics.clusterEventsDropped.increment()
+                        metrics.clusterEventsDropped.increment()
                         continue
                     }
                     payloads.append(payload)
@@ -81,7 +83,7 @@ struct PostgresBus: Service {
             let last = LastPositionRows(batch, keys: keys)
             do {
                 try await send(payloads, on: targets, keeping: last)
-                hub.metrics.clusterEventsOut.increment(by: Int64(payloads.count))
+                metrics.clusterEventsOut.increment(by: Int64(payloads.count))
                 backoff.reset()
             } catch {
                 outbox.putBack(batch)
@@ -89,7 +91,7 @@ struct PostgresBus: Service {
                 try? await Task.sleep(for: backoff.next())
             }
             let dropped = outbox.takeDroppedCount()
-            if dropped > 0 { hub.metrics.clusterEventsDropped.increment(by: Int64(dropped)) }
+            if dropped > 0 { metrics.clusterEventsDropped.increment(by: Int64(dropped)) }
         }
     }
 
@@ -141,7 +143,7 @@ struct PostgresBus: Service {
                         // Listening first, then catching up: a change committed meanwhile comes twice, and the
                         // revisions make the second one a no-op.
                         try await catchUp()
-                        hub.metrics.clusterConnected.set(Int64(1))
+                        metrics.clusterConnected.set(Int64(1))
                         listening.open()
                         backoff.reset()
                         logger.info("listening to the cluster")
@@ -150,7 +152,7 @@ struct PostgresBus: Service {
                             group.addTask { try await checkSession(connection, heartbeats) }
                             if let interest = outbox.interest {
                                 let shards = ShardListener(
-                                    connection: connection, interest: interest, hub: hub, client: client, logger: logger,
+                                    connection: connection, interest: interest, hub: hub, metrics: metrics, client: client, logger: logger,
                                     sweepPeriod: heartbeatPeriod, receive: { payload, shard in try await receive(payload, on: shard, heartbeats) })
                                 group.addTask { await shards.run() }
                             }
@@ -162,14 +164,14 @@ struct PostgresBus: Service {
                         }
                     }
                 } catch {
-                    hub.metrics.clusterConnected.set(Int64(0))
+                    metrics.clusterConnected.set(Int64(0))
                     try? await connection.close()
                     throw error
                 }
-                hub.metrics.clusterConnected.set(Int64(0))
+                metrics.clusterConnected.set(Int64(0))
                 try? await connection.close()
             } catch {
-                hub.metrics.clusterConnected.set(Int64(0))
+                metrics.clusterConnected.set(Int64(0))
                 if Task.isCancelled { return }
                 logger.warning("lost the cluster bus; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
             }
@@ -195,8 +197,8 @@ struct PostgresBus: Service {
             }
             if Task.isCancelled { return }
             guard sent, heartbeats.wasHeard(nonce) else {
-                hub.metrics.clusterHeartbeatsMissed.increment()
-                hub.metrics.clusterConnected.set(Int64(0))
+                metrics.clusterHeartbeatsMissed.increment()
+                metrics.clusterConnected.set(Int64(0))
                 logger.warning("the cluster listener did not hear its heartbeat back; reconnecting", metadata: ["sent": "\(sent)"])
                 try? await connection.close()
                 throw HeartbeatMissed()
@@ -233,7 +235,7 @@ struct PostgresBus: Service {
         // Revisions are committed in order: every revision below the newest row read is in what was read, was
         // superseded by a newer change of its donation, or never committed.
         hub.noteAccounted(through: changes.map(\.revision).max() ?? from)
-        hub.metrics.clusterCatchUps.increment()
+        metrics.clusterCatchUps.increment()
         if applied > 0 { logger.info("caught up on donation changes", metadata: ["applied": "\(applied)", "after": "\(from)"]) }
     }
 
@@ -243,20 +245,20 @@ struct PostgresBus: Service {
         do {
             event = try ClusterEvent(sealed: payload, keys: keys, channel: source)
         } catch is ClusterSealError {
-            hub.metrics.clusterSealedRejected["bus"]?.increment()
+            metrics.clusterSealedRejected["bus"]?.increment()
             if heartbeats.shouldLogRejection() {
                 logger.warning("a cluster event that does not open with the cluster secrets was dropped (forged, or sealed with another secret)")
             }
             return
         } catch {
-            hub.metrics.clusterEventsDropped.increment()
+            metrics.clusterEventsDropped.increment()
             logger.warning("unreadable cluster event", metadata: ["error": "\(error)"])
             return
         }
         switch event {
         case .donation(_, let id, let revision):
             // Our own changes come back too; they were applied before the API replied, so this is a no-op.
-            hub.metrics.clusterEventsIn["donation"]?.increment()
+            metrics.clusterEventsIn["donation"]?.increment()
             let change = try await store.current(id: id)
             if let change { hub.apply(change) }
             if hub.noteSeen(revision, change?.revision ?? revision) {
@@ -265,15 +267,15 @@ struct PostgresBus: Service {
             }
         case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
             guard origin != outbox.node else { return }
-            hub.metrics.clusterEventsIn["position"]?.increment()
+            metrics.clusterEventsIn["position"]?.increment()
             hub.receiveRemotePosition(channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
         case .offline(let origin, let channel, let lastSeen):
             guard origin != outbox.node else { return }
-            hub.metrics.clusterEventsIn["offline"]?.increment()
+            metrics.clusterEventsIn["offline"]?.increment()
             hub.receiveRemoteOffline(channel: channel, lastSeen: lastSeen)
         case .heartbeat(let origin, let nonce):
             guard origin == outbox.node, heartbeats.heard(nonce) else { return }
-            hub.metrics.clusterConnected.set(Int64(1))
+            metrics.clusterConnected.set(Int64(1))
         }
     }
 }

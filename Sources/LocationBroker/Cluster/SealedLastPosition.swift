@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Foundation
 
@@ -7,7 +8,7 @@ import Foundation
 enum SealedLastPosition {
     /// How long a stored last position stays: older rows are swept, and ignored by a node that starts. (Issue 12's
     /// `max_position_age` default: a position this old is not delivered live anyway.)
-    static let retentionSeconds = 600
+    static let retentionSeconds = LastPosition.retentionSeconds
 
     private struct Wire: Codable {
         var c: String

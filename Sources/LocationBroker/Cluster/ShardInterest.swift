@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Synchronization
 
@@ -24,11 +25,8 @@ enum ClusterShards {
 final class ShardInterest: Sendable {
     /// A subscription that passed every check and waits for its shards.
     struct Pending: Sendable {
-        let connection: ClientConnection
-        let request: ClientFrame.Subscribe
-        /// The volunteer channel and the donation it was admitted for (for an unsubscribe that comes first).
-        let channel: String
-        let donation: String
+        /// The subscription, with the volunteer channel and the donation it was admitted for.
+        let waiting: WaitingSubscription
         let shards: [Int]
     }
 
@@ -86,7 +84,7 @@ final class ShardInterest: Sendable {
         state.withLock { state in
             guard
                 let index = state.pending.firstIndex(where: {
-                    $0.connection.id == id && (channel == nil || $0.channel == channel) && (donation == nil || $0.donation == donation)
+                    $0.waiting.connection.id == id && (channel == nil || $0.waiting.channel == channel) && (donation == nil || $0.waiting.donation == donation)
                 })
             else { return nil }
             return state.pending.remove(at: index)

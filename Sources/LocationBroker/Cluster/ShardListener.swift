@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 import Logging
 import PostgresNIO
@@ -17,6 +18,7 @@ struct ShardListener: Sendable {
     let connection: PostgresConnection
     let interest: ShardInterest
     let hub: Hub
+    let metrics: BrokerMetrics
     let client: PostgresClient
     let logger: Logger
     /// How often shards without subscribers here are left.
@@ -47,14 +49,14 @@ struct ShardListener: Sendable {
                 for shard in wanted where listening[shard] == nil {
                     listening[shard] = Task { await listen(shard) }
                 }
-                hub.metrics.clusterShardsListened.set(Int64(listening.count))
+                metrics.clusterShardsListened.set(Int64(listening.count))
                 await interest.nextChange()
             }
             group.cancelAll()
         }
         for task in listening.values { task.cancel() }
         for task in listening.values { await task.value }
-        hub.metrics.clusterShardsListened.set(Int64(0))
+        metrics.clusterShardsListened.set(Int64(0))
     }
 
     /// Leaves the shards in which this node has no subscriber and admitted none since it counted.
@@ -72,7 +74,7 @@ struct ShardListener: Sendable {
                 // LISTEN is confirmed: what was kept before it is in the store, what is kept after comes here.
                 try await takeInStored(shard)
                 guard !Task.isCancelled else { return }
-                hub.completePending(interest.joined(shard))
+                hub.completePending(interest.joined(shard).map(\.waiting))
                 for try await notification in notifications {
                     try await receive(notification.payload, name)
                 }
@@ -87,7 +89,7 @@ struct ShardListener: Sendable {
     /// Reads and takes in the stored last positions of the channels of `shard` that this node holds.
     private func takeInStored(_ shard: Int) async throws {
         let keys = interest.keys
-        let channels = hub.channelNames(.gated).filter { interest.shards(of: $0).contains(shard) }
+        let channels = hub.channels.names(.gated).filter { interest.shards(of: $0).contains(shard) }
         guard !channels.isEmpty else { return }
         let channelKeys = channels.flatMap { keys.channelKeys($0) }
         let oldest = Int64((Date().timeIntervalSince1970 - Double(SealedLastPosition.retentionSeconds)) * 1000)
@@ -96,7 +98,7 @@ struct ShardListener: Sendable {
             "SELECT channel_key, sealed FROM lb_last_positions WHERE channel_key = ANY(\(channelKeys)::text[])", logger: logger)
         for try await (channelKey, sealed) in rows.decode((String, String).self) {
             guard let last = try? SealedLastPosition.open(channelKey: channelKey, sealed: sealed, keys: keys) else {
-                hub.metrics.clusterSealedRejected["store"]?.increment()
+                metrics.clusterSealedRejected["store"]?.increment()
                 continue
             }
             if last.seenAt >= oldest { stored.append(last) }

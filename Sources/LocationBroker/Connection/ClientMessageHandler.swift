@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import NIOCore
 
@@ -5,6 +6,8 @@ import NIOCore
 /// the connection's event loop; it never waits for anything, least of all for another client's socket.
 struct ClientMessageHandler: Sendable {
     let hub: Hub
+    let metrics: BrokerMetrics
+    let clock: WallClock
     let heartbeatSeconds: Int
     /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
     var invalidFramesPerMinute = 10
@@ -19,7 +22,7 @@ struct ClientMessageHandler: Sendable {
 
     /// A new connection's budget of invalid frames.
     func errorBudget() -> TokenBucket {
-        TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: hub.clock())
+        TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: clock.now())
     }
 
     /// Greets a new connection with its identity and the heartbeat.
@@ -35,11 +38,11 @@ struct ClientMessageHandler: Sendable {
         case .text(let text):
             refused = handle(text.readableBytesView, from: connection)
         case .binary:
-            hub.metrics.framesIn["invalid"]?.increment()
+            metrics.framesIn["invalid"]?.increment()
             refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
         }
         // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
-        if let refused, refused.code != .rateLimited, !budget.take(now: hub.clock()) {
+        if let refused, refused.code != .rateLimited, !budget.take(now: clock.now()) {
             closeForTooManyErrors(connection, reason: "too many invalid frames")
         }
     }
@@ -47,16 +50,16 @@ struct ClientMessageHandler: Sendable {
     /// Charges a frame that breaks a rule without a reply of its own (a ping beyond the ping rate) to the
     /// connection's invalid-frame budget; past it the connection is closed with 4009.
     func chargeInvalidFrame(from connection: ClientConnection, budget: inout TokenBucket, reason: String) {
-        hub.metrics.framesIn["invalid"]?.increment()
-        if !budget.take(now: hub.clock()) {
+        metrics.framesIn["invalid"]?.increment()
+        if !budget.take(now: clock.now()) {
             closeForTooManyErrors(connection, reason: reason)
         }
     }
 
     private func closeForTooManyErrors(_ connection: ClientConnection, reason: String) {
-        guard !connection.outbox.isClosing else { return }
+        guard !connection.sink.isClosing else { return }
         connection.logger.notice("closing a connection that keeps sending invalid frames", metadata: ["reason": "\(reason)"])
-        connection.outbox.close(code: CloseCode.tooManyErrors, reason: reason, discardPending: false)
+        connection.sink.close(code: CloseCode.tooManyErrors, reason: reason, discardPending: false)
     }
 
     /// Handles one text message.
@@ -64,15 +67,15 @@ struct ClientMessageHandler: Sendable {
     private func handle(_ bytes: ByteBufferView, from connection: ClientConnection) -> BrokerError? {
         switch ClientFrameDecoder().decode(bytes) {
         case .failure(let rejection):
-            hub.metrics.framesIn["invalid"]?.increment()
+            metrics.framesIn["invalid"]?.increment()
             return refuse(rejection.error, re: rejection.re, to: connection)
         case .success(.publish(let publish)):
-            hub.metrics.framesIn["publish"]?.increment()
+            metrics.framesIn["publish"]?.increment()
             if let watch = connection.watch { return refuse(watch.publishRefusal, re: publish.id, to: connection) }
             if let channel = publish.channel, channel != connection.identity {
                 return refuse(BrokerError(.forbidden, "you may publish only on your own channel, \(connection.identity)"), re: publish.id, to: connection)
             }
-            if let invalid = publish.position.validationError(now: hub.clock()) {
+            if let invalid = publish.position.validationError(now: clock.now()) {
                 return refuse(invalid, re: publish.id, to: connection)
             }
             switch hub.publish(as: connection.identity, position: publish.position) {
@@ -87,17 +90,17 @@ struct ClientMessageHandler: Sendable {
                 return refuse(error, re: publish.id, to: connection)
             }
         case .success(.subscribe(let subscribe)):
-            hub.metrics.framesIn["subscribe"]?.increment()
+            metrics.framesIn["subscribe"]?.increment()
             return hub.subscribe(connection, subscribe).map { refuse($0, re: subscribe.id, to: connection) }
         case .success(.unsubscribe(let unsubscribe)):
-            hub.metrics.framesIn["unsubscribe"]?.increment()
+            metrics.framesIn["unsubscribe"]?.increment()
             return hub.unsubscribe(connection, unsubscribe).map { refuse($0, re: unsubscribe.id, to: connection) }
         }
     }
 
     @discardableResult
     private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) -> BrokerError {
-        hub.metrics.reject(error.code)
+        metrics.reject(error.code)
         connection.logger.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
         hub.reply(.error(.init(re: re, error)), to: connection)
         return error

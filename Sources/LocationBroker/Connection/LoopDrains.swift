@@ -4,13 +4,21 @@ import Synchronization
 /// The socket drains one event loop owes, run together in one event-loop task.
 ///
 /// A position for 1,000 donors would otherwise cost 1,000 `execute` calls, each a closure and, across
-/// threads, a wake-up; gathered here it costs one per event loop, as in a bare NIO fan-out. A writer is listed
-/// at most once at a time (its outbox remembers that a drain is scheduled), so drains keep their order.
+/// threads, a wake-up; gathered here it costs one per event loop, as in a bare NIO fan-out. An outbox is listed
+/// at most once at a time (it remembers that a drain is scheduled), so drains keep their order. The lists hold
+/// an outbox only from its schedule to its drain. Its lock is a leaf, taken after the outbox's is released
+/// (docs/LOCK-ORDER.md).
 final class LoopDrains: Sendable {
+    /// An outbox to drain, with the writer it drains through.
+    private struct Pending {
+        let outbox: Outbox
+        let writer: SocketWriter
+    }
+
     private struct Lists {
-        var pending: [SocketWriter] = []
+        var pending: [Pending] = []
         /// The previous run's array, emptied, kept so that steady traffic allocates nothing.
-        var spare: [SocketWriter] = []
+        var spare: [Pending] = []
     }
 
     private let eventLoop: any EventLoop
@@ -20,25 +28,25 @@ final class LoopDrains: Sendable {
         self.eventLoop = eventLoop
     }
 
-    /// Asks for `writer` to drain on this loop soon (from any thread).
-    func schedule(_ writer: SocketWriter) {
+    /// Asks for `outbox` to drain through `writer` on this loop soon (from any thread).
+    func schedule(_ outbox: Outbox, through writer: SocketWriter) {
         let first = lists.withLock { lists -> Bool in
-            lists.pending.append(writer)
+            lists.pending.append(Pending(outbox: outbox, writer: writer))
             return lists.pending.count == 1
         }
         if first { eventLoop.execute { self.run() } }
     }
 
     private func run() {
-        var writers = lists.withLock { lists -> [SocketWriter] in
+        var drains = lists.withLock { lists -> [Pending] in
             var taken = lists.spare
             lists.spare = []
             swap(&taken, &lists.pending)
             return taken
         }
-        for writer in writers { writer.drain() }
-        writers.removeAll(keepingCapacity: true)
-        lists.withLock { $0.spare = writers }
+        for pending in drains { pending.writer.drain(pending.outbox) }
+        drains.removeAll(keepingCapacity: true)
+        lists.withLock { $0.spare = drains }
     }
 }
 

@@ -1,94 +1,67 @@
+import BrokerCore
 import BrokerProtocol
 import DequeModule
 import NIOCore
 import Synchronization
 
-/// A connection's bounded outbound queue: producers (the hub, the connection's own handler) push without
-/// waiting, from any thread; the connection's ``SocketWriter`` writes the frames, and finally the close, from
-/// the socket's event loop.
+/// A WebSocket connection's outbound queue: the ``FrameSink`` the hub writes to. Producers (the hub, the
+/// connection's own handler) push without waiting, from any thread; the socket's event loop drains it through
+/// the connection's ``SocketWriter``.
 ///
-/// Bounded in bytes. When a position does not fit, the queued position of the same channel is replaced by
-/// the newer one (conflation: only the newest position matters). The consumer is judged too slow, and the
-/// connection closed with 4008, when a frame fits nowhere, or when the writer has not taken anything for
-/// longer than the stall limit while frames wait. Every close also cuts the socket a moment later
-/// (``setAbortHandler(_:)``), since a client that does not read cannot receive the close frame.
+/// The policy (byte bound, conflation, stall -> 4008, close after the queued frames or instead of them) is the
+/// core's ``OutboxQueue``; this class adds the lock around it, the WebSocket's control frames and the drain
+/// scheduling. Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it)
+/// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. Every close
+/// also cuts the socket a moment later (``setAbortHandler(_:)``), since a client that does not read cannot
+/// receive the close frame.
 ///
-/// Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it) and one
-/// heartbeat ping, so a client that streams pings and never reads cannot grow the broker.
-///
-/// Lock order: a hub shard lock may be held while pushing here; this lock is a leaf and is never held while
-/// taking another.
-final class Outbox: Sendable {
-    /// One thing for the writer to do.
-    struct Entry: Sendable {
-        /// A complete WebSocket text frame, header included (``TextFrame``).
-        var frame: ByteBuffer
-        /// The channel of a position frame, which may be conflated; `nil` for every other frame.
-        var positionChannel: String?
-        /// When set, the writer closes the WebSocket with this code and reason instead of writing `frame`.
-        var close: Close?
-    }
-
-    /// A close the broker asked for.
-    struct Close: Sendable, Equatable {
-        var code: UInt16
-        var reason: String
-    }
-
-    /// What a socket drain takes from the queue.
+/// References: the outbox holds its writer (to schedule drains and write); the writer holds no outbox, and
+/// ``LoopDrains`` holds an outbox only between a schedule and the drain it asked for. Its lock is a leaf
+/// (docs/LOCK-ORDER.md): a hub shard lock may be held while pushing here; the event-loop wake-up and the
+/// ``LoopDrains`` list lock are taken after this lock is released.
+final class Outbox: FrameSink {
+    /// What a socket drain takes at once.
     struct Taken {
+        /// The frames, in order, and the close that followed them, if one was queued.
+        var queued: OutboxQueue.Taken
         /// The payload of the pong to send, if a ping is waiting for its answer.
         var pong: ByteBuffer?
         /// Whether the heartbeat ping is to be sent.
         var ping = false
-        /// The close that followed the frames, if one was queued; nothing more is written after it.
-        var close: Close?
-    }
-
-    /// What became of a pushed frame.
-    enum PushResult: Equatable {
-        /// Queued behind the others.
-        case queued
-        /// Replaced an older position of the same channel.
-        case conflated
-        /// The consumer is too slow: the connection is now closing with 4008.
-        case overflowed
-        /// The connection is closing or closed; the frame was dropped.
-        case closed
     }
 
     private struct State {
-        var entries = Deque<Entry>()
-        var bytes = 0
-        /// A close is queued: nothing more is accepted.
-        var closing = false
-        /// Nothing more will be written: the close was written, or the socket is gone.
-        var finished = false
-        /// Since when frames have been waiting without the writer taking any.
-        var stalledSince: ContinuousClock.Instant?
+        var queue: OutboxQueue
         var onAbort: (@Sendable () -> Void)?
-        /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served (and in unit
-        /// tests, which read the queue with ``takeQueued()``).
-        var socketWriter: SocketWriter?
+        /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served.
+        var writer: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
-        var socketDrainScheduled = false
+        var drainScheduled = false
         /// The answer to the newest ping not yet answered: one at most, whatever the client sends.
         var pendingPong: ByteBuffer?
         /// The heartbeat ping waits for the socket.
         var pendingPing = false
 
-        var hasWork: Bool { !entries.isEmpty || pendingPong != nil || pendingPing }
+        var hasWork: Bool { queue.hasWork || pendingPong != nil || pendingPing }
+
+        /// The writer to schedule, if a drain is not already scheduled.
+        mutating func claimDrain() -> SocketWriter? {
+            guard let writer, !drainScheduled, hasWork else { return nil }
+            drainScheduled = true
+            return writer
+        }
+
+        /// The abort handler, once: a close or an abort uses it up.
+        mutating func takeAbort() -> (@Sendable () -> Void)? {
+            defer { onAbort = nil }
+            return onAbort
+        }
     }
 
-    private let state = Mutex(State())
-    /// The byte limit of queued frames.
-    let limit: Int
-    /// How long frames may wait without the writer taking any before the consumer is judged too slow.
-    let stallLimit: Duration
+    private let state: Mutex<State>
 
     init(limit: Int, stallLimit: Duration = .seconds(10)) {
-        self.limit = limit
-        self.stallLimit = stallLimit
+        state = Mutex(State(queue: OutboxQueue(limit: limit, stallLimit: stallLimit)))
     }
 
     /// Sets what cuts the socket when a close does not happen in time (the handler waits a moment itself).
@@ -96,181 +69,114 @@ final class Outbox: Sendable {
         state.withLock { $0.onAbort = handler }
     }
 
-    /// Queues a frame without waiting. Pass `positionChannel` for position frames so they can be conflated.
-    @discardableResult
-    func push(_ frame: ByteBuffer, positionChannel: String? = nil) -> PushResult {
-        let size = frame.readableBytes
-        var drain: SocketWriter?
-        let (result, abort) = state.withLock { state -> (PushResult, (@Sendable () -> Void)?) in
-            if state.closing || state.finished { return (.closed, nil) }
-            if !state.entries.isEmpty {
-                let now = ContinuousClock.now
-                if let since = state.stalledSince {
-                    if now - since > stallLimit { return (.overflowed, Self.judgeSlow(&state, drain: &drain)) }
-                } else {
-                    state.stalledSince = now
-                }
+    func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
+        let (result, drain, abort) = state.withLock { state -> (EnqueueResult, SocketWriter?, (@Sendable () -> Void)?) in
+            let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: ContinuousClock.now)
+            switch result {
+            case .queued: return (result, state.claimDrain(), nil)
+            case .overflowed:
+                // The queue now holds the 4008 close: no pong or heartbeat is owed any more.
+                state.pendingPong = nil
+                state.pendingPing = false
+                return (result, state.claimDrain(), state.takeAbort())
+            case .conflated, .closed: return (result, nil, nil)
             }
-            if state.bytes + size <= limit {
-                state.entries.append(Entry(frame: frame, positionChannel: positionChannel))
-                state.bytes += size
-                drain = Self.claimDrain(&state)
-                return (.queued, nil)
-            }
-            if let channel = positionChannel,
-                let index = state.entries.lastIndex(where: { $0.positionChannel == channel }),
-                state.bytes - state.entries[index].frame.readableBytes + size <= limit
-            {
-                state.bytes += size - state.entries[index].frame.readableBytes
-                state.entries[index].frame = frame
-                return (.conflated, nil)
-            }
-            return (.overflowed, Self.judgeSlow(&state, drain: &drain))
         }
         abort?()
-        drain?.schedule()
+        drain?.schedule(self)
         return result
+    }
+
+    func discardQueued(conflationKey: String) {
+        state.withLock { _ = $0.queue.discard(conflationKey: conflationKey) }
     }
 
     /// Queues the answer to a client's ping, replacing an answer still waiting: a client is owed the pong of
     /// its newest ping only (RFC 6455 §5.5.3), so a flood of pings holds one pong at most.
     func pushPong(_ payload: ByteBuffer) {
         let drain = state.withLock { state -> SocketWriter? in
-            guard !state.closing && !state.finished else { return nil }
+            guard !state.queue.isClosing && !state.queue.isFinished else { return nil }
             state.pendingPong = payload
-            return Self.claimDrain(&state)
+            return state.claimDrain()
         }
-        drain?.schedule()
+        drain?.schedule(self)
     }
 
     /// Queues the heartbeat ping (one at most).
     func pushPing() {
         let drain = state.withLock { state -> SocketWriter? in
-            guard !state.closing && !state.finished else { return nil }
+            guard !state.queue.isClosing && !state.queue.isFinished else { return nil }
             state.pendingPing = true
-            return Self.claimDrain(&state)
+            return state.claimDrain()
         }
-        drain?.schedule()
+        drain?.schedule(self)
     }
 
     /// Hands the frames to `writer` from now on; frames already queued go at once.
     func attach(_ writer: SocketWriter) {
-        let schedule = state.withLock { state -> Bool in
-            guard !state.finished else { return false }
-            state.socketWriter = writer
-            return Self.claimDrain(&state) != nil
+        let drain = state.withLock { state -> SocketWriter? in
+            guard !state.queue.isFinished else { return nil }
+            state.writer = writer
+            return state.claimDrain()
         }
-        if schedule { writer.schedule() }
+        drain?.schedule(self)
     }
 
-    /// Takes the queued frames for the socket writer and passes each to `write`, in order.
-    /// - Returns: the control frames to send (a pong, the heartbeat ping), and the close that followed the
-    ///   frames, if one was queued; the writer sends it, and nothing more is written after it.
-    func takeForSocket(_ write: (ByteBuffer) -> Void) -> Taken {
-        let (entries, taken) = state.withLock { state -> (Deque<Entry>, Taken) in
-            var entries = Deque<Entry>()
-            swap(&entries, &state.entries)
-            var taken = Taken(pong: state.pendingPong, ping: state.pendingPing)
+    /// Writes what is queued through the attached writer, if the socket takes it. On the socket's event loop
+    /// only (the connection's handler, when the socket becomes writable again).
+    func drain() {
+        state.withLock { $0.writer }?.drain(self)
+    }
+
+    /// Takes everything queued for the socket: the frames, the control frames, and the close that followed the
+    /// frames, if one was queued (nothing more is written after it).
+    func takeForSocket() -> Taken {
+        state.withLock { state in
+            let taken = Taken(queued: state.queue.take(), pong: state.pendingPong, ping: state.pendingPing)
             state.pendingPong = nil
             state.pendingPing = false
-            state.bytes = 0
-            state.stalledSince = nil
-            state.socketDrainScheduled = false
-            guard let close = entries.last?.close else { return (entries, taken) }
-            // A close is always last: nothing is queued after it.
-            entries.removeLast()
-            state.finished = true
-            taken.close = close
-            return (entries, taken)
+            state.drainScheduled = false
+            return taken
         }
-        for entry in entries { write(entry.frame) }
-        return taken
     }
 
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
     /// The socket is cut outright a moment later if the close handshake has not finished by then.
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        var drain: SocketWriter?
-        let abort = state.withLock { state -> (@Sendable () -> Void)? in
-            guard !state.closing && !state.finished else { return nil }
-            Self.queueClose(&state, code: code, reason: reason, discardPending: discardPending)
-            drain = Self.claimDrain(&state)
-            defer { state.onAbort = nil }
-            return state.onAbort
+        let (drain, abort) = state.withLock { state -> (SocketWriter?, (@Sendable () -> Void)?) in
+            guard state.queue.close(code: code, reason: reason, discardPending: discardPending) else { return (nil, nil) }
+            // Once the broker closes, the client is owed no pong, and no heartbeat is due.
+            state.pendingPong = nil
+            state.pendingPing = false
+            return (state.claimDrain(), state.takeAbort())
         }
         abort?()
-        drain?.schedule()
+        drain?.schedule(self)
     }
 
     /// Cuts the socket through the abort handler, if it has not been used yet.
     func abort() {
-        let abort = state.withLock { state -> (@Sendable () -> Void)? in
-            defer { state.onAbort = nil }
-            return state.onAbort
-        }
-        abort?()
+        state.withLock { $0.takeAbort() }?()
     }
 
     /// Whether a close has been asked for, or the connection is over.
-    var isClosing: Bool { state.withLock { $0.closing || $0.finished } }
+    var isClosing: Bool { state.withLock { $0.queue.isClosing || $0.queue.isFinished } }
 
     /// Whether nothing more will be written: the close was written, or the socket is gone.
-    var isFinished: Bool { state.withLock { $0.finished } }
+    var isFinished: Bool { state.withLock { $0.queue.isFinished } }
 
     /// Bytes queued now.
-    var queuedBytes: Int { state.withLock { $0.bytes } }
+    var queuedBytes: Int { state.withLock { $0.queue.bytes } }
 
     /// Stops the queue for good (the socket is gone, or a close was answered): queued frames are dropped, and
     /// so are later pushes.
     func finish() {
         state.withLock { state in
-            state.finished = true
-            state.entries.removeAll()
-            state.bytes = 0
+            state.queue.finish()
             state.pendingPong = nil
             state.pendingPing = false
             state.onAbort = nil
-            state.socketWriter = nil
+            state.writer = nil
         }
-    }
-
-    /// Takes every queued entry (for tests and inspection, when no socket writer is attached).
-    func takeQueued() -> Deque<Entry> {
-        state.withLock { state in
-            defer {
-                state.entries.removeAll()
-                state.bytes = 0
-                state.stalledSince = nil
-            }
-            return state.entries
-        }
-    }
-
-    /// The socket writer to schedule, if a drain is not already scheduled.
-    private static func claimDrain(_ state: inout State) -> SocketWriter? {
-        guard let writer = state.socketWriter, !state.socketDrainScheduled, state.hasWork else { return nil }
-        state.socketDrainScheduled = true
-        return writer
-    }
-
-    /// Queues a 4008 close in place of everything queued.
-    /// - Returns: the abort handler, to call once the lock is released.
-    private static func judgeSlow(_ state: inout State, drain: inout SocketWriter?) -> (@Sendable () -> Void)? {
-        queueClose(&state, code: CloseCode.slowConsumer, reason: "slow consumer: outbound queue full", discardPending: true)
-        drain = claimDrain(&state)
-        defer { state.onAbort = nil }
-        return state.onAbort
-    }
-
-    private static func queueClose(_ state: inout State, code: UInt16, reason: String, discardPending: Bool) {
-        if discardPending {
-            state.entries.removeAll()
-            state.bytes = 0
-        }
-        // Once the broker closes, the client is owed no pong, and no heartbeat is due.
-        state.pendingPong = nil
-        state.pendingPing = false
-        state.entries.append(Entry(frame: ByteBuffer(), positionChannel: nil, close: Close(code: code, reason: reason)))
-        state.closing = true
     }
 }

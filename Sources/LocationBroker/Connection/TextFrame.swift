@@ -1,13 +1,22 @@
+import BrokerCore
 import Foundation
 import NIOCore
 
-/// Complete WebSocket text frames, header included, as the broker queues them: a position is framed once and
-/// the same bytes go to every subscriber's socket, with no frame header built per delivery.
+/// Complete WebSocket text frames, header included, as the broker queues them: the hub frames each frame once
+/// (``framing``) and the same bytes go to every subscriber's socket, with no frame header built per delivery.
 ///
 /// Server frames are never masked (RFC 6455 §5.1), so the header is only FIN + opcode and the payload length.
 enum TextFrame {
+    /// The WebSocket transport's framing, given to the hub at construction.
+    static let framing = Framing { prepared($0) }
+
     /// The frame carrying `payload` as one unfragmented text message.
     static func framed(_ payload: some Collection<UInt8>) -> ByteBuffer {
+        prepared(payload).bytes
+    }
+
+    /// The frame carrying `payload`, with where its payload starts.
+    static func prepared(_ payload: some Collection<UInt8>) -> PreparedFrame {
         let count = payload.count
         var buffer = ByteBufferAllocator().buffer(capacity: count + 10)
         buffer.writeInteger(UInt8(0x81))
@@ -21,19 +30,8 @@ enum TextFrame {
             buffer.writeInteger(UInt8(127))
             buffer.writeInteger(UInt64(count))
         }
+        let header = buffer.writerIndex
         buffer.writeBytes(payload)
-        return buffer
-    }
-
-    /// The payload of a frame made by ``framed(_:)`` (for tests and inspection).
-    static func payload(of frame: ByteBuffer) -> ByteBuffer {
-        var frame = frame
-        guard let header = frame.readInteger(as: UInt16.self) else { return ByteBuffer() }
-        switch header & 0x7F {
-        case 126: frame.moveReaderIndex(forwardBy: 2)
-        case 127: frame.moveReaderIndex(forwardBy: 8)
-        default: break
-        }
-        return frame
+        return PreparedFrame(bytes: buffer, payloadOffset: header)
     }
 }

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Logging
 import NIOCore
@@ -14,7 +15,7 @@ import NIOWebSocket
 /// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
 /// `WebSocketProtocolErrorHandler`.
 ///
-/// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` and
+/// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` (its sink) and
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
 /// Reading stops while the socket is not writable: a client that sends without reading is not read either,
 /// so what it sends waits in its own socket buffers, not in the broker.
@@ -42,6 +43,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private var pingBudget: TokenBucket
     private var context: ChannelHandlerContext?
     private var connection: ClientConnection?
+    /// The connection's sink: the hub writes to it, and so does this handler (pongs, pings, closes).
+    private var outbox: Outbox?
     private var writer: SocketWriter?
     private var heartbeatTimer: Scheduled<Void>?
     private var graceTimer: Scheduled<Void>?
@@ -72,7 +75,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
         self.life = WebSocketConnectionStateMachine(grace: closeGrace)
         self.errorBudget = messages.errorBudget()
-        self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.hub.clock())
+        self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.clock.now())
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -85,22 +88,23 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         }
         self.context = context
         let hub = messages.hub
-        let connection = hub.connect(identity, logger: logger)
+        let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
+        let connection = hub.connect(identity, sink: outbox, logger: logger)
         let eventLoop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: eventLoop)
         // Called once, from any thread, when a close is queued (4008, 4001, 4009, 1001...) or the broker gives
         // up on the socket: the state machine starts the close grace.
-        connection.outbox.setAbortHandler {
+        outbox.setAbortHandler {
             eventLoop.execute { handler.value.perform(handler.value.life.brokerCloseQueued()) }
         }
         let writer = SocketWriter(
-            channel: context.channel, encoderContext: encoderContext, outbox: connection.outbox, metrics: hub.metrics,
-            loopDrains: messages.loopDrains.drains(for: eventLoop))
+            channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.connection = connection
+        self.outbox = outbox
         self.writer = writer
         connection.logger.debug("websocket open")
         messages.welcome(connection)
-        connection.outbox.attach(writer)
+        outbox.attach(writer)
         scheduleHeartbeat()
     }
 
@@ -115,7 +119,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            writer?.drain()
+            outbox?.drain()
             if readPending {
                 readPending = false
                 context.read()
@@ -147,7 +151,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         }
         // NIO's frame errors were answered with a close frame by its error handler (they are counted as invalid
         // frames); anything else (a reset, a TLS failure) leaves nothing to answer.
-        if error is NIOWebSocketError { messages.hub.metrics.framesIn["invalid"]?.increment() }
+        if error is NIOWebSocketError { messages.metrics.framesIn["invalid"]?.increment() }
         (connection?.logger ?? logger).debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
@@ -157,10 +161,10 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
-            if !pingBudget.take(now: messages.hub.clock()) {
+            if !pingBudget.take(now: messages.clock.now()) {
                 messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
             }
-            if life.isOpen { connection.outbox.pushPong(frame.unmaskedData) }
+            if life.isOpen { outbox?.pushPong(frame.unmaskedData) }
         case .pong:
             break
         case .connectionClose:
@@ -189,7 +193,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         var data = frame.unmaskedData
         let code = data.readWebSocketErrorCode().map { UInt16(webSocketErrorCode: $0) }
         let action = life.clientCloseReceived(code: code)
-        connection.outbox.finish()
+        outbox?.finish()
         switch action {
         case .echo(let code, let grace):
             if let grace { perform(.startGrace(grace)) }
@@ -210,16 +214,16 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// frame is counted as invalid.
     private func refuse(_ violation: WebSocketViolation) {
         guard let connection else { return }
-        messages.hub.metrics.framesIn["invalid"]?.increment()
+        messages.metrics.framesIn["invalid"]?.increment()
         connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
-        connection.outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
+        outbox?.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
     }
 
     /// A close queued from another thread (the hub's, a publisher's 4008) is reported to this loop a little
     /// later; the outbox knows at once, so it is told to the state machine before a message is acted on.
     private func noteQueuedClose(_ connection: ClientConnection) {
-        if connection.outbox.isClosing { perform(life.brokerCloseQueued()) }
+        if outbox?.isClosing == true { perform(life.brokerCloseQueued()) }
     }
 
     private func perform(_ action: WebSocketConnectionStateMachine.CloseAction) {
@@ -252,12 +256,12 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         noteQueuedClose(connection)
         switch life.heartbeatDue(clientWasHeard: gate.takeClientWasHeard()) {
         case .sendPing:
-            connection.outbox.pushPing()
+            outbox?.pushPing()
             scheduleHeartbeat()
         case .closeForPingTimeout:
             connection.logger.debug("closing a websocket that did not answer a ping")
             let timeout = WebSocketConnectionStateMachine.pingTimeout
-            connection.outbox.close(code: timeout.code, reason: timeout.reason, discardPending: true)
+            outbox?.close(code: timeout.code, reason: timeout.reason, discardPending: true)
             perform(.startGrace(life.grace))
         case .stop:
             break
@@ -275,7 +279,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         guard let connection else { return }
         self.connection = nil
         writer = nil
-        connection.outbox.finish()
+        outbox?.finish()
+        outbox = nil
         messages.hub.disconnect(connection)
         connection.logger.debug("websocket closed")
     }

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Foundation
 import HTTPTypes
@@ -15,6 +16,7 @@ struct OwnTracksRoutes: Sendable {
     let verifier: TokenVerifier
     let hub: Hub
     let metrics: BrokerMetrics
+    let clock: WallClock
     let maxBodyBytes: Int
 
     /// The answer to every accepted message.
@@ -94,7 +96,7 @@ struct OwnTracksRoutes: Sendable {
             return Self.acceptedResponse()
         }
         let position: Position
-        switch Self.position(from: data, now: hub.clock()) {
+        switch Self.position(from: data, now: clock.now()) {
         case .failure(let error):
             return refuse(.badRequest, error)
         case .success(let valid):

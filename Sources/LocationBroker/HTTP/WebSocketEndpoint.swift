@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import HTTPTypes
 import Hummingbird

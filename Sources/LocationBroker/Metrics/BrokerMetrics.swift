@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Prometheus
 
@@ -130,15 +131,6 @@ final class BrokerMetrics: Sendable {
         jwksKeys.set(Double(keys))
     }
 
-    /// Counts the outcome of an outbox push.
-    func record(_ result: Outbox.PushResult) {
-        switch result {
-        case .conflated: conflations.increment()
-        case .overflowed: slowConsumers.increment()
-        case .queued, .closed: break
-        }
-    }
-
     /// The value of one series of the exposition, such as `broker_rejections_total{code="forbidden"}`.
     func value(of series: String) -> Double? {
         for line in exposition().split(separator: "\n") where line.hasPrefix(series + " ") {
@@ -152,5 +144,40 @@ final class BrokerMetrics: Sendable {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self) + ProcessMetrics.exposition()
+    }
+}
+
+/// What the core reports, counted in the registry: one call per publish on the fan-out path.
+extension BrokerMetrics: HubMetrics {
+    func connectionOpened(admitted: Bool) {
+        connections.increment()
+        if admitted { connectionsAccepted.increment() }
+    }
+
+    func connectionClosed() {
+        connections.decrement()
+    }
+
+    func rejected(_ code: ErrorCode) {
+        reject(code)
+    }
+
+    func untracked(_ reason: ServerFrame.UntrackedReason) {
+        positionsUntracked[reason]?.increment()
+    }
+
+    func kept(_ fanOut: FanOutTally) {
+        positionsKept.increment()
+        deliveries.increment(by: Int64(fanOut.delivered))
+        if fanOut.conflated > 0 { conflations.increment(by: Int64(fanOut.conflated)) }
+        if fanOut.overflowed > 0 { slowConsumers.increment(by: Int64(fanOut.overflowed)) }
+    }
+
+    func queued(_ result: EnqueueResult) {
+        switch result {
+        case .conflated: conflations.increment()
+        case .overflowed: slowConsumers.increment()
+        case .queued, .closed: break
+        }
     }
 }

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Logging
 import ServiceLifecycle

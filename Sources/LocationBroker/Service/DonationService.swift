@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Logging
 
@@ -6,13 +7,17 @@ import Logging
 struct DonationService: Sendable {
     let store: any DonationStore
     let hub: Hub
+    let metrics: BrokerMetrics
+    let clock: WallClock
     let logger: Logger
     /// Changes to one donation run one at a time; donations on different stripes run in parallel.
     private let stripes: [AsyncLock]
 
-    init(store: any DonationStore, hub: Hub, logger: Logger) {
+    init(store: any DonationStore, hub: Hub, metrics: BrokerMetrics, clock: WallClock, logger: Logger) {
         self.store = store
         self.hub = hub
+        self.metrics = metrics
+        self.clock = clock
         self.logger = logger
         self.stripes = (0..<32).map { _ in AsyncLock() }
     }
@@ -41,7 +46,7 @@ struct DonationService: Sendable {
         case .success(let valid): update = valid
         case .failure(let error): throw Refusal(status: 400, error: error)
         }
-        let now = hub.clock()
+        let now = clock.now()
         let change = try await stripe(id).withLock { () -> DonationChange? in
             let change = try await store.change(id: id) { old in try Self.decide(id: id, update: update, old: old, now: now) }
             if let change { apply(change) }
@@ -92,7 +97,7 @@ struct DonationService: Sendable {
     /// Brings the gates in line with a change this node made, and counts it.
     func apply(_ change: DonationChange) {
         hub.apply(change)
-        hub.metrics.donationUpdates.increment()
+        metrics.donationUpdates.increment()
     }
 
     /// The donation, or `nil`.

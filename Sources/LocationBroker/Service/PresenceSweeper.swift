@@ -1,3 +1,4 @@
+import BrokerCore
 import ServiceLifecycle
 
 /// Once a second, reports offline the volunteers who have been silent for 3 publish intervals, and closes the

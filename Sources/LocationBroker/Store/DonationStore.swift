@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 
 /// Where donations live between restarts: SQLite for one node (the embedded default), PostgreSQL for a cluster.
@@ -25,22 +26,6 @@ enum DonationDecision: Sendable {
     case keep
     case save(Donation)
     case delete
-}
-
-/// A change that the store made durable.
-struct DonationChange: Sendable, Equatable {
-    let id: String
-    /// Higher than every revision the store handed out before.
-    let revision: Int64
-    let old: Donation?
-    /// `nil` when the donation was deleted.
-    let new: Donation?
-}
-
-/// The active donations and the revision they were read at.
-struct StoreSnapshot: Sendable {
-    let donations: [Donation]
-    let revision: Int64
 }
 
 /// A store that cannot be reached now: the request may be retried (HTTP 503).

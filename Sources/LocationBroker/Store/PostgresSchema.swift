@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerProtocol
 import Foundation
 import Logging
@@ -131,13 +132,4 @@ enum PostgresSchema {
             throw error
         }
     }
-}
-
-/// A channel's newest kept position as the cluster stored it.
-struct LastPosition: Sendable, Equatable {
-    let channel: String
-    let seq: Int64
-    let position: Position
-    let donations: [String]
-    let seenAt: Int64
 }

@@ -1,13 +1,13 @@
 import BrokerProtocol
 import XCTest
 
-@testable import LocationBroker
+@testable import BrokerCore
 
 /// The publish rate limit holds for every volunteer, also one who has no donation and no open socket.
 final class PublishRateLimitTests: XCTestCase {
     func testTheRateLimitHoldsForAVolunteerWithNoDonationPublishingWithoutASocket() throws {
-        let clock = ManualClock(start: 1_795_000_000_000)
-        let hub = Hub(settings: HubSettings(), metrics: BrokerMetrics(), clock: { clock.now })
+        let fixture = HubFixture()
+        let (clock, hub) = (fixture.clock, fixture.hub)
         func publish() -> Bool {
             (try? hub.publish(as: "vol@example.org", position: position(metresFromHome: 900, timestamp: clock.now)).get()) != nil
         }
@@ -19,6 +19,6 @@ final class PublishRateLimitTests: XCTestCase {
         // Once the bucket has refilled, the sweeper forgets the channel: nothing grows per volunteer.
         clock.advance(by: 10_000)
         hub.sweepPresence()
-        XCTAssertEqual(hub.channelCount, 0)
+        XCTAssertEqual(hub.channels.count, 0)
     }
 }

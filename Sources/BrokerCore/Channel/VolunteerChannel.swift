@@ -1,6 +1,5 @@
 import BrokerProtocol
 import DequeModule
-import NIOCore
 
 /// What the hub knows of one donation whose volunteer owns the channel.
 struct DonationGate {
@@ -64,8 +63,8 @@ struct DonationGate {
 struct KeptEntry {
     let seq: Int64
     let position: Position
-    /// The encoded `position` frame, shared by every delivery.
-    let frame: ByteBuffer
+    /// The `position` frame, encoded and framed once, shared by every delivery.
+    let frame: PreparedFrame
     var donations: [String]
 }
 

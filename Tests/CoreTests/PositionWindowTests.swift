@@ -1,7 +1,7 @@
 import BrokerProtocol
 import XCTest
 
-@testable import LocationBroker
+@testable import BrokerCore
 
 /// A fix is judged by when it was taken, not when it arrives: one taken before its donation's trackable
 /// window opened, or during a pause, or too long ago, reaches the donor by no path (live, `last`, `since`).
@@ -9,25 +9,17 @@ final class PositionWindowTests: XCTestCase {
     private let volunteerID = "vol@example.org"
     private let donorID = "donor@example.org"
     private let start: Int64 = 1_795_000_000_000
-    private var clock: ManualClock!
-    private var hub: Hub!
-    private var revision: Int64 = 0
+    private var fixture: HubFixture!
+    private var clock: ManualClock { fixture.clock }
+    private var hub: Hub { fixture.hub }
 
     override func setUp() {
-        clock = ManualClock(start: start)
-        let clock = clock!
-        hub = Hub(settings: HubSettings(), metrics: BrokerMetrics(), clock: { clock.now })
+        fixture = HubFixture()
+        XCTAssertEqual(clock.now, start)
     }
 
     private func move(_ id: String = "d-1", to state: DonationState, donor: String? = nil) {
-        revision += 1
-        hub.apply(DonationChange(id: id, revision: revision, old: nil, new: Donation(
-            id: id, donor: donor ?? donorID, volunteer: volunteerID, state: state, home: LiveBroker.home,
-            institution: LiveBroker.institution, createdAt: 0, updatedAt: 0)))
-    }
-
-    private func connectDonor(_ identity: String? = nil) -> ClientConnection {
-        hub.connect(.init(identity: identity ?? donorID, expiresAt: .max / 2000), logger: .init(label: "test"))
+        fixture.move(id, to: state, donor: donor)
     }
 
     private func publish(takenAt timestamp: Int64, metres: Double = 900) -> Hub.PublishOutcome? {
@@ -36,9 +28,9 @@ final class PositionWindowTests: XCTestCase {
 
     /// What a donor who subscribes now with `since: 0` is given: the `last` of `subscribed`, and the backlog.
     private func whatANewSubscriberSees(_ donation: String = "d-1") throws -> (last: ServerFrame.KeptPosition?, backlog: [ServerFrame]) {
-        let donor = connectDonor()
+        let (donor, sink) = fixture.connect()
         XCTAssertNil(hub.subscribe(donor, .init(target: .donation(donation), since: 0)))
-        let frames = try OutboxReader(donor.outbox).frames()
+        let frames = try sink.frames()
         guard case .subscribed(let subscribed) = frames.first else {
             XCTFail("expected subscribed, got \(frames)")
             return (nil, [])
@@ -50,25 +42,25 @@ final class PositionWindowTests: XCTestCase {
         move(to: .created)
         clock.advance(by: 180_000)
         move(to: .beingLookedFor)
-        let watching = connectDonor()
-        XCTAssertNil(hub.subscribe(watching, .init(target: .donation("d-1"))))
-        _ = try OutboxReader(watching.outbox).frames()
+        let (watchingConnection, watching) = fixture.connect()
+        XCTAssertNil(hub.subscribe(watchingConnection, .init(target: .donation("d-1"))))
+        _ = try watching.frames()
 
         // The phone queued a fix two minutes before BEING-LOOKED-FOR and sends it now.
         let stale = publish(takenAt: clock.now - 120_000)
         XCTAssertEqual(stale, Hub.PublishOutcome(seq: nil, watchers: 0, untracked: .beforeWindow))
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["presence"], "no position, live")
+        XCTAssertEqual(try watching.frames().map(\.type), ["presence"], "no position, live")
         let seen = try whatANewSubscriberSees()
         XCTAssertNil(seen.last, "nor as last")
         XCTAssertEqual(seen.backlog.map(\.type), [], "nor through since")
-        XCTAssertEqual(hub.metrics.value(of: #"broker_positions_untracked_total{reason="before-window"}"#), 1)
+        XCTAssertEqual(fixture.metrics.counts.untracked[.beforeWindow], 1)
 
         // The next fresh fix does reach the donor.
         clock.advance(by: 20_000)
         let fresh = publish(takenAt: clock.now - 500)
         XCTAssertNotNil(fresh?.seq)
         XCTAssertEqual(fresh?.watchers, 2)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["position"])
+        XCTAssertEqual(try watching.frames().map(\.type), ["position"])
     }
 
     func testAFixTakenDuringThePausePublishedAfterTheTripResumedReachesNobody() throws {
@@ -80,21 +72,21 @@ final class PositionWindowTests: XCTestCase {
         let takenDuringThePause = clock.now
         clock.advance(by: 300_000)
         move(to: .beingTakenTo)
-        let watching = connectDonor()
-        XCTAssertNil(hub.subscribe(watching, .init(target: .donation("d-1"), since: 0)))
-        _ = try OutboxReader(watching.outbox).frames()
+        let (watchingConnection, watching) = fixture.connect()
+        XCTAssertNil(hub.subscribe(watchingConnection, .init(target: .donation("d-1"), since: 0)))
+        _ = try watching.frames()
         clock.advance(by: 1_000)
 
         XCTAssertEqual(publish(takenAt: takenDuringThePause)?.untracked, .beforeWindow)
         // A fix from the first leg is not of this window either: that leg's positions were forgotten at the pause.
         XCTAssertEqual(publish(takenAt: start + 60_000)?.untracked, .beforeWindow)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), [], "the volunteer was online already: no frame at all")
+        XCTAssertEqual(try watching.frames().map(\.type), [], "the volunteer was online already: no frame at all")
         let seen = try whatANewSubscriberSees()
         XCTAssertNil(seen.last)
         XCTAssertEqual(seen.backlog.map(\.type), [])
 
         XCTAssertNotNil(publish(takenAt: clock.now)?.seq)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["position"])
+        XCTAssertEqual(try watching.frames().map(\.type), ["position"])
     }
 
     func testAPhoneClockRunningBehindIsToleratedUpToTheSetting() throws {
@@ -107,13 +99,13 @@ final class PositionWindowTests: XCTestCase {
     func testAFixOlderThanTheMaximumAgeIsNeverDeliveredEvenInsideTheWindow() throws {
         move(to: .beingLookedFor)
         clock.advance(by: 30 * 60_000)
-        let watching = connectDonor()
-        XCTAssertNil(hub.subscribe(watching, .init(target: .donation("d-1"))))
-        _ = try OutboxReader(watching.outbox).frames()
+        let (watchingConnection, watching) = fixture.connect()
+        XCTAssertNil(hub.subscribe(watchingConnection, .init(target: .donation("d-1"))))
+        _ = try watching.frames()
 
         let old = publish(takenAt: clock.now - 600_001)
         XCTAssertEqual(old?.untracked, .tooOld)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["presence"])
+        XCTAssertEqual(try watching.frames().map(\.type), ["presence"])
         XCTAssertNil(try whatANewSubscriberSees().last)
         XCTAssertNotNil(publish(takenAt: clock.now - 600_000)?.seq, "exactly the maximum age is still shown")
     }
@@ -127,12 +119,12 @@ final class PositionWindowTests: XCTestCase {
 
         let between = publish(takenAt: secondOpenedAt - 30_000)
         XCTAssertNotNil(between?.seq, "kept for the donation whose window was open when it was taken")
-        let early = connectDonor("early@example.org")
-        XCTAssertNil(hub.subscribe(early, .init(target: .donation("d-early"), since: 0)))
-        let late = connectDonor("late@example.org")
-        XCTAssertNil(hub.subscribe(late, .init(target: .donation("d-late"), since: 0)))
-        guard case .subscribed(let earlyView) = try OutboxReader(early.outbox).frames().first,
-            case .subscribed(let lateView) = try OutboxReader(late.outbox).frames().first
+        let (earlyConnection, early) = fixture.connect("early@example.org")
+        XCTAssertNil(hub.subscribe(earlyConnection, .init(target: .donation("d-early"), since: 0)))
+        let (lateConnection, late) = fixture.connect("late@example.org")
+        XCTAssertNil(hub.subscribe(lateConnection, .init(target: .donation("d-late"), since: 0)))
+        guard case .subscribed(let earlyView) = try early.frames().first,
+            case .subscribed(let lateView) = try late.frames().first
         else { return XCTFail("not subscribed") }
         XCTAssertEqual(earlyView.last?.seq, between?.seq)
         XCTAssertNil(lateView.last, "taken before this donation's window opened")
@@ -141,14 +133,14 @@ final class PositionWindowTests: XCTestCase {
     func testAPositionFromAnotherNodeIsJudgedAgainstThisNodesWindow() throws {
         move(to: .beingLookedFor)
         clock.advance(by: 5_000)
-        let watching = connectDonor()
-        XCTAssertNil(hub.subscribe(watching, .init(target: .donation("d-1"))))
-        _ = try OutboxReader(watching.outbox).frames()
+        let (watchingConnection, watching) = fixture.connect()
+        XCTAssertNil(hub.subscribe(watchingConnection, .init(target: .donation("d-1"))))
+        _ = try watching.frames()
         let tooEarly = position(metresFromHome: 900, timestamp: clock.now - 60_000)
         hub.receiveRemotePosition(channel: volunteerID, seq: 1, position: tooEarly, donations: ["d-1"], seenAt: clock.now)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["presence"])
+        XCTAssertEqual(try watching.frames().map(\.type), ["presence"])
         let fresh = position(metresFromHome: 900, timestamp: clock.now)
         hub.receiveRemotePosition(channel: volunteerID, seq: 2, position: fresh, donations: ["d-1"], seenAt: clock.now)
-        XCTAssertEqual(try OutboxReader(watching.outbox).frames().map(\.type), ["position"])
+        XCTAssertEqual(try watching.frames().map(\.type), ["position"])
     }
 }

@@ -1,6 +1,14 @@
 import BrokerProtocol
 
-extension Hub {
+/// Who may watch what: `subscribe` checks the caller's donations (or watch link) and answers with the
+/// channel's view, `last` and `since` backlog; `unsubscribe` ends a subscription the client asked to end.
+struct Subscriptions: Sendable {
+    let registry: ChannelRegistry
+    let gates: DonationGates
+    let delivery: Delivery
+    let settings: HubSettings
+    let cluster: (any ClusterLink)?
+
     /// The refusal for a channel the caller may not watch: the same whatever the reason, so that it reveals
     /// nothing about other people's donations.
     static let channelRefusal = BrokerError(
@@ -14,7 +22,7 @@ extension Hub {
     /// Subscribes `connection` if one of its identity's donations allows it. On success the `subscribed`
     /// reply, then any `since` backlog, are queued under the channel's lock, so no live position can slip
     /// between them or be delivered twice.
-    /// - Returns: the refusal, or `nil` when subscribed.
+    /// - Returns: the refusal, or `nil` when subscribed (or waiting for the cluster's bus).
     func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {
         // A watch link names its one donation: anything else is refused before anything is looked up.
         if let refusal = connection.watch?.refusal(for: request.target) { return refusal }
@@ -32,10 +40,10 @@ extension Hub {
         case .channel(let name):
             channelName = name
         case .donation(let id):
-            guard let name = self.channelName(ofDonation: id) else { return Self.donationRefusal(id) }
+            guard let name = gates.channelName(ofDonation: id) else { return Self.donationRefusal(id) }
             channelName = name
         }
-        return locked(channelName, create: false) { channel -> BrokerError? in
+        return registry.locked(channelName, create: false) { channel -> BrokerError? in
             let gate: DonationGate
             switch request.target {
             case .donation(let id):
@@ -55,10 +63,9 @@ extension Hub {
                     .notTrackable,
                     "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
             }
-            // In a cluster, answered only once this node listens to the volunteer's bus shard (Hub+Cluster).
-            if let interest = cluster?.interest,
-                !interest.admit(
-                    .init(connection: connection, request: request, channel: channelName, donation: gate.id, shards: interest.shards(of: channelName)))
+            // In a cluster, answered only once this node listens to the volunteer's bus shard (ClusterReceiver).
+            if let cluster,
+                !cluster.admitSubscription(.init(connection: connection, request: request, channel: channelName, donation: gate.id))
             {
                 return nil
             }
@@ -66,7 +73,7 @@ extension Hub {
             connection.recordSubscription(channel: channelName, donation: gate.id)
             let allowed = channel.history.filter { $0.donations.contains(gate.id) }
             let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.seq, position: $0.position) }
-            reply(
+            delivery.reply(
                 .subscribed(
                     .init(
                         re: request.id, channel: channelName, donation: gate.id, state: gate.state, tracking: true,
@@ -75,12 +82,12 @@ extension Hub {
                 to: connection)
             if let since = request.since {
                 for entry in allowed where entry.seq > since {
-                    metrics.record(connection.outbox.push(entry.frame, positionChannel: channelName))
+                    delivery.push(entry.frame, conflationKey: channelName, to: connection)
                 }
             }
             // A donor who subscribes after the arrival is told about it too.
             if let arrival = gate.arrival, let place = gate.state.destination {
-                reply(.arrival(.init(channel: channelName, donation: gate.id, place: place, distance: arrival)), to: connection)
+                delivery.reply(.arrival(.init(channel: channelName, donation: gate.id, place: place, distance: arrival)), to: connection)
             }
             return nil
         }
@@ -103,7 +110,7 @@ extension Hub {
             channelName = name
             wantedDonation = id
         }
-        return locked(channelName, create: false) { channel -> BrokerError? in
+        return registry.locked(channelName, create: false) { channel -> BrokerError? in
             guard let channel, let subscriber = channel.subscribers[connection.id],
                 wantedDonation == nil || subscriber.donation == wantedDonation
             else {
@@ -112,8 +119,17 @@ extension Hub {
             }
             channel.removeSubscriber(connection.id)
             connection.removeSubscription(channel: channelName)
-            reply(.unsubscribed(.init(re: request.id, channel: channelName, donation: subscriber.donation, reason: .client)), to: connection)
+            delivery.reply(.unsubscribed(.init(re: request.id, channel: channelName, donation: subscriber.donation, reason: .client)), to: connection)
             return nil
         }
+    }
+
+    /// Ends a subscription that still waits for its bus shard, for a client that unsubscribed before its answer:
+    /// replies `unsubscribed` after no `subscribed`.
+    /// - Returns: whether one waited.
+    private func withdrawWaiting(_ connection: ClientConnection, channel: String?, donation: String?, re: String?) -> Bool {
+        guard let withdrawn = cluster?.withdrawSubscription(connection: connection.id, channel: channel, donation: donation) else { return false }
+        delivery.reply(.unsubscribed(.init(re: re, channel: withdrawn.channel, donation: withdrawn.donation, reason: .client)), to: connection)
+        return true
     }
 }

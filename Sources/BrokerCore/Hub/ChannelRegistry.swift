@@ -1,0 +1,87 @@
+import Synchronization
+
+/// The volunteer channels held in memory, in 64 shards, each a mutex over a dictionary (as centrifuge's
+/// `hub.go`), so volunteers on different shards never contend. A channel is made when first needed and
+/// forgotten as soon as nothing refers to it.
+///
+/// Lock order (docs/LOCK-ORDER.md): a shard lock is taken under `donationRevisions` or under nothing; under it
+/// come only leaf locks (a connection's subscriptions, a sink's queue, the cluster outbox, the shard interest).
+package final class ChannelRegistry: Sendable {
+    private final class Shard: Sendable {
+        let channels = Mutex<[String: VolunteerChannel]>([:])
+    }
+
+    private let shards: [Shard]
+    private let settings: HubSettings
+    private let clock: WallClock
+
+    init(settings: HubSettings, clock: WallClock) {
+        self.shards = (0..<64).map { _ in Shard() }
+        self.settings = settings
+        self.clock = clock
+    }
+
+    private func shard(_ channel: String) -> Shard {
+        var hasher = Hasher()
+        hasher.combine(channel)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    }
+
+    /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
+    /// channel afterwards if nothing refers to it any more.
+    func locked<T>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
+        shard(name).channels.withLock { channels in
+            var channel = channels[name]
+            if channel == nil && create {
+                let made = VolunteerChannel(name: name, settings: settings, now: clock.now())
+                channels[name] = made
+                channel = made
+            }
+            let result = body(channel)
+            if let channel, channel.isUnused(now: clock.now()) { channels.removeValue(forKey: name) }
+            return result
+        }
+    }
+
+    /// Runs `body` on every channel of each shard in turn, under that shard's lock, then forgets the channels
+    /// nothing refers to any more at `now`.
+    func sweep(now: Int64, _ body: (VolunteerChannel) -> Void) {
+        for shard in shards {
+            shard.channels.withLock { channels in
+                for channel in channels.values { body(channel) }
+                for (name, channel) in channels where channel.isUnused(now: now) {
+                    channels.removeValue(forKey: name)
+                }
+            }
+        }
+    }
+
+    /// Which channels ``names(_:)`` lists.
+    package enum Filter: Sendable {
+        /// Channels with a subscriber on this node.
+        case subscribed
+        /// Channels with a donation gate (a donation active on this node).
+        case gated
+    }
+
+    /// The names of the channels held in memory that pass `filter`, each read under its shard's lock.
+    package func names(_ filter: Filter) -> [String] {
+        var names: [String] = []
+        for shard in shards {
+            names += shard.channels.withLock { channels -> [String] in
+                var found: [String] = []
+                for (name, channel) in channels {
+                    switch filter {
+                    case .subscribed: if !channel.subscribers.isEmpty { found.append(name) }
+                    case .gated: if !channel.donations.isEmpty { found.append(name) }
+                    }
+                }
+                return found
+            }
+        }
+        return names
+    }
+
+    /// Channels held in memory.
+    package var count: Int { shards.reduce(0) { $0 + $1.channels.withLock { $0.count } } }
+}

@@ -1,0 +1,53 @@
+import BrokerProtocol
+import Synchronization
+
+/// The open connections of this node, by id. Its lock is a leaf: the connections are copied out before any
+/// of them is told anything.
+package final class ConnectionRegistry: Sendable {
+    private let connections = Mutex<[UInt64: ClientConnection]>([:])
+    private let nextID = Atomic<UInt64>(1)
+
+    init() {}
+
+    /// A fresh connection id, unique within the process.
+    func makeID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    func insert(_ connection: ClientConnection) {
+        connections.withLock { $0[connection.id] = connection }
+    }
+
+    /// Forgets `connection`.
+    /// - Returns: whether it was registered (a second call does nothing).
+    func remove(_ connection: ClientConnection) -> Bool {
+        connections.withLock { $0.removeValue(forKey: connection.id) } != nil
+    }
+
+    /// Open connections.
+    package var count: Int { connections.withLock { $0.count } }
+
+    /// Whether the connection `id` is still open.
+    package func contains(_ id: UInt64) -> Bool { connections.withLock { $0[id] != nil } }
+
+    /// Every open connection, copied out of the lock.
+    package var all: [ClientConnection] { connections.withLock { Array($0.values) } }
+
+    /// Asks every connection to close with `code`, after the frames already queued.
+    func closeAll(code: UInt16, reason: String) {
+        for connection in all {
+            connection.sink.close(code: code, reason: reason, discardPending: false)
+        }
+    }
+
+    /// Closes with 4001 every connection whose token has expired at `nowSeconds` (tokens are accepted up to
+    /// the verifiers' leeway after `exp`, so sockets live exactly as long).
+    func closeExpired(nowSeconds: Int64) {
+        for connection in all where connection.expiresAt + TokenLeeway.seconds <= nowSeconds {
+            connection.sink.close(code: CloseCode.tokenExpired, reason: "token expired", discardPending: false)
+        }
+    }
+
+    /// Cuts every connection still open, without a close handshake.
+    func abortAll() {
+        for connection in all { connection.sink.abort() }
+    }
+}

@@ -1,0 +1,66 @@
+import BrokerProtocol
+
+/// Makes frames and hands them to connections' sinks: each frame is encoded and framed once (``Framing``),
+/// whatever the number of its receivers. Holds no state and takes no lock of its own; the parts of the hub
+/// call it under the channel's shard lock when the frame concerns a channel.
+package struct Delivery: Sendable {
+    let framing: Framing
+    let metrics: any HubMetrics
+
+    /// Encodes and frames a non-position frame. Position frames go through ``position(channel:seq:position:)``.
+    package func prepare(_ frame: ServerFrame) -> PreparedFrame {
+        do {
+            return framing.prepare(try WireJSON.encode(frame))
+        } catch {
+            // Every server frame is plain data; a failure here is a programming error worth a loud frame.
+            return framing.prepare(Array(#"{"type":"error","code":"internal","message":"the broker could not encode a frame"}"#.utf8))
+        }
+    }
+
+    /// Encodes and frames a position frame, with the fast encoder.
+    func position(channel: String, seq: Int64, position: Position) -> PreparedFrame {
+        framing.prepare(PositionFrameEncoder.encode(channel: channel, seq: seq, position: position))
+    }
+
+    /// Queues a frame for one connection.
+    package func reply(_ frame: ServerFrame, to connection: ClientConnection) {
+        metrics.queued(connection.sink.enqueue(prepare(frame), conflationKey: nil))
+    }
+
+    /// Queues an already prepared frame for one connection.
+    func push(_ frame: PreparedFrame, conflationKey: String? = nil, to connection: ClientConnection) {
+        metrics.queued(connection.sink.enqueue(frame, conflationKey: conflationKey))
+    }
+
+    /// Encodes `frame` once and queues it for the subscribers of `channel` that watch `donation`.
+    func send(_ frame: ServerFrame, in channel: VolunteerChannel, toDonation donation: String) {
+        guard let watchers = channel.subscribersByDonation[donation], !watchers.isEmpty else { return }
+        let prepared = prepare(frame)
+        for connection in watchers.values {
+            metrics.queued(connection.sink.enqueue(prepared, conflationKey: nil))
+        }
+    }
+
+    /// Tells the channel's subscribers whether the volunteer is online.
+    func notifyPresence(_ channel: VolunteerChannel) {
+        guard !channel.subscribers.isEmpty else { return }
+        let frame = prepare(.presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen)))
+        for subscriber in channel.subscribers.values {
+            metrics.queued(subscriber.connection.sink.enqueue(frame, conflationKey: nil))
+        }
+    }
+
+    /// Queues one position frame for the subscribers of the donations in `trackable`, conflated by channel.
+    /// The hot path: no lock but each sink's, and one metrics call for the whole fan-out.
+    func fanOut(_ frame: PreparedFrame, in channel: VolunteerChannel, to trackable: [String]) -> FanOutTally {
+        var tally = FanOutTally()
+        for donation in trackable {
+            guard let connections = channel.subscribersByDonation[donation] else { continue }
+            for connection in connections.values {
+                tally.count(connection.sink.enqueue(frame, conflationKey: channel.name))
+            }
+        }
+        metrics.kept(tally)
+        return tally
+    }
+}

@@ -1,0 +1,49 @@
+import BrokerProtocol
+
+/// Keeps a position on its channel, for `last` and `since`, hands it to the subscribers of the donations it
+/// was kept for, and announces arrivals. Called under the channel's shard lock, by a publish on this node and
+/// by the cluster's receiving side alike, so a position reaches a donor by one path only.
+struct PositionKeeper: Sendable {
+    let settings: HubSettings
+    let delivery: Delivery
+
+    /// Keeps `position` under `seq` for the donations in `trackable` and queues it for their subscribers.
+    /// - Returns: the subscribers it was queued for.
+    func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String]) -> Int {
+        channel.nextSeq = max(channel.nextSeq, seq + 1)
+        let frame = delivery.position(channel: channel.name, seq: seq, position: position)
+        remember(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable), in: channel)
+        let watchers = delivery.fanOut(frame, in: channel, to: trackable).delivered
+        announceArrivals(channel, position: position, among: trackable)
+        return watchers
+    }
+
+    /// Keeps `position` under `seq` for the donations in `donations` without telling anyone (a node that starts
+    /// takes in what the cluster stored).
+    func seed(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String]) {
+        let frame = delivery.position(channel: channel.name, seq: seq, position: position)
+        remember(KeptEntry(seq: seq, position: position, frame: frame, donations: donations), in: channel)
+    }
+
+    private func remember(_ entry: KeptEntry, in channel: VolunteerChannel) {
+        channel.history.append(entry)
+        if channel.history.count > settings.historySize { channel.history.removeFirst() }
+    }
+
+    /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination,
+    /// for the donations in `trackable` only (the ones the position was kept for).
+    private func announceArrivals(_ channel: VolunteerChannel, position: Position, among trackable: [String]) {
+        let watch = channel.arrivalWatch
+        // Only coordinates are read per donation; a gate is touched only when an arrival fires.
+        for index in watch.indices {
+            let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: watch[index].lat, lon: watch[index].lon)
+            guard distance <= settings.arrivalRadiusMeters else { continue }
+            let id = watch[index].id
+            guard trackable.contains(id), var gate = channel.donations[id], let place = gate.state.destination else { continue }
+            let rounded = (distance * 10).rounded() / 10
+            gate.arrival = rounded
+            channel.donations[id] = gate
+            delivery.send(.arrival(.init(channel: channel.name, donation: id, place: place, distance: rounded)), in: channel, toDonation: id)
+        }
+    }
+}
