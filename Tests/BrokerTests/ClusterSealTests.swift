@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// What the cluster secrets seal: nothing opens for another purpose, another place, or without a secret, and

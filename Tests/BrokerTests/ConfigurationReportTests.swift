@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `location-broker check-config`: every effective setting with its source, secrets masked, and serve's
@@ -53,26 +54,32 @@ final class ConfigurationReportTests: XCTestCase {
         XCTAssertFalse(text.contains("c-0123456789"))
     }
 
-    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() throws {
-        func run(_ environment: [String: String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = try BrokerProcess.executable()
-            process.arguments = ["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"]
-            process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LOCATION_BROKER_") }.merging(environment) { $1 }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() async throws {
+        func run(_ environment: [String: String]) async throws -> (status: Int32, output: String) {
+            let executable = try await BrokerProcess.executable()
+            let config = try temporaryFile("# defaults\n")
+            let merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LOCATION_BROKER_") }.merging(environment) { $1 }
+            // Reading the output to its end blocks: on a thread of its own, with a deadline.
+            return try await blocking("location-broker check-config exits", deadline: .now + .seconds(60)) {
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = ["check-config", "--config", config, "--port", "9001"]
+                process.environment = merged
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                try process.run()
+                let output = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+            }
         }
-        let good = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
+        let good = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
         XCTAssertEqual(good.status, 0, good.output)
         XCTAssertTrue(good.output.contains("port "), good.output)
         XCTAssertTrue(good.output.contains("= 9001  (command line)"), good.output)
         XCTAssertFalse(good.output.contains(backendKey))
-        let refused = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
+        let refused = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.output.contains("no backend key: set LOCATION_BROKER_BACKEND_KEY"), refused.output)
     }

@@ -1,6 +1,7 @@
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// A donation deleted and made again under the same id is another donation, even when a node sees the two

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `POST /v1/owntracks`: the OwnTracks app in HTTP mode publishes like a WebSocket volunteer, with the same

@@ -1,6 +1,7 @@
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// A fix is judged by when it was taken, not when it arrives: one taken before its donation's trackable

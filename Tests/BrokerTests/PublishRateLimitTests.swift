@@ -1,6 +1,7 @@
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The publish rate limit holds for every volunteer, also one who has no donation and no open socket.

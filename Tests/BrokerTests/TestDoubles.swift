@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import Synchronization
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// A clock the test moves by hand, in milliseconds since the Unix epoch.

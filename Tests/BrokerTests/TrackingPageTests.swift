@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `GET /track/{donation}` serves a page that needs nothing but the broker, and that a screen reader can follow.

@@ -6,6 +6,7 @@ import JWTKit
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Watch links (`POST /v1/donations/{id}/watch-token`): a link is good for watching one donation, in the

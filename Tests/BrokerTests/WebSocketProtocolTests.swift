@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The WebSocket protocol as the broker's own handler speaks it, seen from a bare socket: heartbeats, close
@@ -11,8 +12,9 @@ final class WebSocketProtocolTests: XCTestCase {
 
     /// A bare socket for `identity`, past its `welcome`.
     private func welcomed(_ identity: String, on live: LiveBroker) async throws -> RawWebSocket {
-        let socket = try RawWebSocket(port: live.port, token: try await LiveBroker.token(identity))
-        XCTAssertEqual(try socket.readFrame()?.opcode, Self.welcome)
+        let socket = try await RawWebSocket.connect(port: live.port, token: try await LiveBroker.token(identity))
+        let welcome = try await socket.readFrame()
+        XCTAssertEqual(welcome?.opcode, Self.welcome)
         return socket
     }
 
@@ -21,85 +23,101 @@ final class WebSocketProtocolTests: XCTestCase {
     }
 
     func testAClientThatNeverAnswersAPingIsClosedAtTheNextHeartbeat() async throws {
-        let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
+        let live = try await startBroker { $0.heartbeatSeconds = 1 }
         let silent = try await welcomed("silent@example.org", on: live)
-        XCTAssertEqual(try silent.readFrame(timeout: .seconds(3))?.opcode, Self.ping)
-        let closing = try XCTUnwrap(try silent.readFrame(timeout: .seconds(3))?.close)
+        let ping = try await silent.readFrame(timeout: .seconds(3))
+        XCTAssertEqual(ping?.opcode, Self.ping)
+        let second = try await silent.readFrame(timeout: .seconds(3))
+        let closing = try XCTUnwrap(second?.close)
         XCTAssertEqual(closing.code, 1001)
         XCTAssertEqual(closing.reason, "Ping timeout")
-        XCTAssertTrue(try silent.serverClosed())
+        let closed = try await silent.serverClosed()
+        XCTAssertTrue(closed)
         try await waitUntilNoConnection(live)
     }
 
     func testAClientThatAnswersPingsStaysConnected() async throws {
-        let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
+        let live = try await startBroker { $0.heartbeatSeconds = 1 }
         let donor = try await welcomed("donor@example.org", on: live)
         for _ in 0..<3 {
-            let ping = try XCTUnwrap(try donor.readFrame(timeout: .seconds(3)))
+            let frame = try await donor.readFrame(timeout: .seconds(3))
+            let ping = try XCTUnwrap(frame)
             XCTAssertEqual(ping.opcode, Self.ping)
-            try donor.sendFrame(opcode: Self.pong, ping.payload)
+            try await donor.sendFrame(opcode: Self.pong, ping.payload)
         }
         // Still served: a subscription to an unknown donation is answered, not ignored.
-        try donor.sendText(#"{"type":"subscribe","id":"s1","donation":"d-404"}"#)
-        var answer = try XCTUnwrap(try donor.readFrame())
-        while answer.opcode == Self.ping { answer = try XCTUnwrap(try donor.readFrame()) }
+        try await donor.sendText(#"{"type":"subscribe","id":"s1","donation":"d-404"}"#)
+        var frame = try await donor.readFrame()
+        while frame?.opcode == Self.ping { frame = try await donor.readFrame() }
+        let answer = try XCTUnwrap(frame)
         XCTAssertTrue(String(decoding: answer.payload, as: UTF8.self).contains(#""re":"s1""#))
         XCTAssertEqual(live.broker.hub.connectionCount, 1)
     }
 
     func testTheBrokerAnswersAPingWithTheSamePayload() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
-        try donor.sendFrame(opcode: Self.ping, [1, 2, 3])
-        XCTAssertEqual(try donor.readFrame(), RawWebSocket.Frame(opcode: Self.pong, payload: [1, 2, 3]))
+        try await donor.sendFrame(opcode: Self.ping, [1, 2, 3])
+        let pong = try await donor.readFrame()
+        XCTAssertEqual(pong, RawWebSocket.Frame(opcode: Self.pong, payload: [1, 2, 3]))
     }
 
     func testAClientsCloseIsEchoedWithItsCodeAndTheSocketClosed() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
-        try donor.sendClose(code: 4321)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 4321)
-        XCTAssertTrue(try donor.serverClosed())
+        try await donor.sendClose(code: 4321)
+        let echo = try await donor.readFrame()
+        XCTAssertEqual(echo?.close?.code, 4321)
+        let closed = try await donor.serverClosed()
+        XCTAssertTrue(closed)
         try await waitUntilNoConnection(live)
     }
 
     func testACloseCodeFromTheRegistryBeyondRFC6455IsEchoedToo() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
         // 1012 (service restart) was registered with IANA after RFC 6455; a peer may send it.
-        try donor.sendClose(code: 1012)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1012)
-        XCTAssertTrue(try donor.serverClosed())
+        try await donor.sendClose(code: 1012)
+        let echo = try await donor.readFrame()
+        XCTAssertEqual(echo?.close?.code, 1012)
+        let closed = try await donor.serverClosed()
+        XCTAssertTrue(closed)
     }
 
     func testACloseCodeAClientMayNotSendIsAnsweredWith1002() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
         // 1006 means "closed without a close frame" and must never be sent in one.
-        try donor.sendClose(code: 1006)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1002)
-        XCTAssertTrue(try donor.serverClosed())
+        try await donor.sendClose(code: 1006)
+        let echo = try await donor.readFrame()
+        XCTAssertEqual(echo?.close?.code, 1002)
+        let closed = try await donor.serverClosed()
+        XCTAssertTrue(closed)
     }
 
     func testAnUnmaskedFrameFromAClientClosesTheConnectionWith1002() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let careless = try await welcomed("careless@example.org", on: live)
-        try careless.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","channel":"a@x.org"}"#.utf8), masked: false)
-        let closing = try XCTUnwrap(try careless.readFrame()?.close)
+        try await careless.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","channel":"a@x.org"}"#.utf8), masked: false)
+        let frame = try await careless.readFrame()
+        let closing = try XCTUnwrap(frame?.close)
         XCTAssertEqual(closing.code, 1002)
         XCTAssertEqual(closing.reason, "client frames must be masked")
-        try careless.sendClose(code: 1002)
-        XCTAssertTrue(try careless.serverClosed())
+        try await careless.sendClose(code: 1002)
+        let closed = try await careless.serverClosed()
+        XCTAssertTrue(closed)
     }
 
     func testABrokerCloseIsFinishedWhenTheClientAnswers() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
         live.broker.hub.closeAll(code: 1001, reason: "server shutting down")
         let started = ContinuousClock.now
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 1001)
-        try donor.sendClose(code: 1001)
-        XCTAssertTrue(try donor.serverClosed())
+        let closing = try await donor.readFrame()
+        XCTAssertEqual(closing?.close?.code, 1001)
+        try await donor.sendClose(code: 1001)
+        let closed = try await donor.serverClosed()
+        XCTAssertTrue(closed)
         // Closed on the answer, not by the two-second cut that awaits clients that never answer.
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
     }
