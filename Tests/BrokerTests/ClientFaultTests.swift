@@ -332,8 +332,8 @@ final class ClientFaultTests: XCTestCase {
             proxy.silence()
             let cut = ContinuousClock.now
             let next = try await volunteer.publishKept(position(metresFromHome: 1_200))
-            let deadline = cut + .seconds(30)
-            while !text().contains("seq=\(next)"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            // On a timeout the assertion below shows what the watcher printed.
+            try? await waitUntil("a newer position shown", deadline: cut + .seconds(30), poll: .milliseconds(100)) { text().contains("seq=\(next)") }
             let took = ContinuousClock.now - cut
             XCTAssertTrue(text().contains("seq=\(next)"), "no newer position within 30 s:\n\(text())")
             print("ClientFaultTests: tracker-watch, silent path, heartbeat 5 s: recovered in \(took)")
