@@ -80,13 +80,7 @@ final class LimitsTests: XCTestCase {
         let (connected, received) = try await blocking("the broker closes a silent connection", deadline: .now + .seconds(15)) {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            let connected = Loopback.connect(fd, port: port)
             // A blocking read returns 0 when the broker closes the silent socket.
             var byte: UInt8 = 0
             var timeout = timeval(tv_sec: 10, tv_usec: 0)

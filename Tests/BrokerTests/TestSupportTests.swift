@@ -13,21 +13,6 @@ import Glibc
 final class TestSupportTests: XCTestCase {
     private struct Deliberate: Error {}
 
-    /// Whether something accepts TCP connections on `port` of 127.0.0.1 (a loopback connect does not block).
-    private func accepts(port: Int) async throws -> Bool {
-        try await blocking("a connection to port \(port)") {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            } == 0
-        }
-    }
-
     func testABrokerScopeStopsTheBrokerWhenTheBodyThrows() async throws {
         var port = 0
         do {
@@ -38,7 +23,7 @@ final class TestSupportTests: XCTestCase {
             XCTFail("the body's error was swallowed")
         } catch is Deliberate {}
         XCTAssertNotEqual(port, 0)
-        let listening = try await accepts(port: port)
+        let listening = try await Loopback.accepts(port: port)
         XCTAssertFalse(listening, "the broker on port \(port) still listens after its test failed")
     }
 
@@ -46,7 +31,7 @@ final class TestSupportTests: XCTestCase {
         let live = try await LiveBroker.start()
         try await live.stop()
         try await live.stop()
-        let listening = try await accepts(port: live.port)
+        let listening = try await Loopback.accepts(port: live.port)
         XCTAssertFalse(listening)
     }
 
@@ -57,7 +42,7 @@ final class TestSupportTests: XCTestCase {
         let process = try XCTUnwrap(broker?.process)
         broker = nil  // what a test that threw leaves behind
         try await waitUntil("the released broker process exited") { !process.isRunning }
-        let listening = try await accepts(port: port)
+        let listening = try await Loopback.accepts(port: port)
         XCTAssertFalse(listening)
     }
 
