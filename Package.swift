@@ -33,7 +33,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
     ],
     targets: [
-        // Wire types, error codes, the donation state machine and geodesy: Foundation only.
+        // Wire types, error codes, the donation state machine, geodesy and the seeded generator: Foundation only.
         .target(name: "BrokerProtocol"),
         // WebSocket client used by the simulator, the watcher and the tests.
         .target(
@@ -106,6 +106,26 @@ let package = Package(
         ),
         // `location-broker`: the command line around the library.
         .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
+        // What the test targets share: the one live-broker harness, the broker as a process, the bare WebSocket,
+        // the fault proxy, the JWKS and PostgreSQL servers, child processes, and the waits with deadlines. Its
+        // helpers use the broker's internal types, so they are internal too: test targets `@testable import` it.
+        .target(
+            name: "BrokerTestSupport",
+            dependencies: [
+                "LocationBroker",
+                "BrokerClient",
+                "BrokerProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/BrokerTestSupport"
+        ),
         .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
         .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol"]),
@@ -114,6 +134,7 @@ let package = Package(
         .testTarget(
             name: "BrokerTests",
             dependencies: [
+                "BrokerTestSupport",
                 "LocationBroker",
                 "BrokerCore",
                 "BrokerClient",
@@ -182,6 +203,7 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
         .testTarget(
             name: "SimulatorTests",
             dependencies: [
+                "BrokerTestSupport",
                 "SimulationKit",
                 "BrokerProtocol",
                 "LocationBroker",

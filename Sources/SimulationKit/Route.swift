@@ -1,3 +1,4 @@
+import BrokerProtocol
 import Foundation
 
 /// A street-like path: straight legs along a city's grid with a few turns, from a start to an end.

@@ -3,6 +3,7 @@ import BrokerProtocol
 import HTTPTypes
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Every way of asking for what one may not have is refused, precisely, and reveals nothing about others.

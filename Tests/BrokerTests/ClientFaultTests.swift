@@ -5,6 +5,7 @@ import Synchronization
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The client library under network faults: a real broker (heartbeat 1 s), real sockets, and a ``FaultProxy``
@@ -32,12 +33,11 @@ final class ClientFaultTests: XCTestCase {
             _ matches: @escaping (DonationEvent) -> Bool
         ) async throws -> Duration {
             let start = ContinuousClock.now
-            while !all.contains(where: matches) {
-                guard ContinuousClock.now - start < limit else {
-                    XCTFail("no \(what) within \(limit); events: \(all)", file: file, line: line)
-                    throw BrokerClientError("timed out waiting for \(what)")
-                }
-                try await Task.sleep(for: .milliseconds(20))
+            do {
+                try await waitUntil(what, deadline: start + limit, poll: .milliseconds(20)) { all.contains(where: matches) }
+            } catch let timeout as WaitTimeout {
+                XCTFail("no \(what) within \(limit); events: \(all)", file: file, line: line)
+                throw timeout
             }
             return ContinuousClock.now - start
         }
@@ -65,40 +65,43 @@ final class ClientFaultTests: XCTestCase {
 
         var live: LiveBroker { broker.withLock { $0 } }
 
-        static func start() async throws -> Scenario {
-            let live = try await LiveBroker.start {
+        /// Starts the scenario's broker and proxy, both stopped when `test` ends whatever happened.
+        static func start(in test: XCTestCase) async throws -> Scenario {
+            let live = try await test.startBroker {
                 $0.heartbeatSeconds = 1
                 $0.publishRate = 1000
                 $0.publishBurst = 1000
             }
             try await live.put("d-1", state: .beingLookedFor)
             let proxy = try await FaultProxy.start(target: live.port)
+            test.addTeardownBlock { await proxy.stop() }
             let watcher = DonationWatcher(
                 url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: policy, subscribeTimeout: .seconds(3))
             ) { try await LiveBroker.token("donor@example.org") }
             return Scenario(broker: live, proxy: proxy, watcher: watcher)
         }
 
-        /// Stops everything it started, whatever happened.
-        func stop() async {
+        /// Stops everything it started, whatever happened; fails if the watcher does not end once cancelled.
+        func stop() async throws {
             run.cancel()
-            _ = await run.value
-            await reader.value
+            defer { reader.cancel() }
+            _ = try await run.value(waitingFor: "the watcher ended once cancelled")
+            try await reader.value(waitingFor: "the watcher's events ended")
             await proxy.stop()
-            try? await live.stop()
+            try await live.stop()
         }
     }
 
     /// Runs `body` with a started scenario and always stops it.
     private func withScenario(_ body: (Scenario) async throws -> Void) async throws {
-        let scenario = try await Scenario.start()
+        let scenario = try await Scenario.start(in: self)
         do {
             try await body(scenario)
         } catch {
-            await scenario.stop()
+            try? await scenario.stop()
             throw error
         }
-        await scenario.stop()
+        try await scenario.stop()
     }
 
     private func isPosition(_ seq: Int64) -> (DonationEvent) -> Bool {
@@ -159,7 +162,7 @@ final class ClientFaultTests: XCTestCase {
             try await scenario.recorder.wait(for: "the resume") { $0 == .resumed(.beingTakenTo, destination: .institution) }
             try await scenario.live.put("d-1", state: .delivered)
             try await scenario.recorder.wait(for: "delivered") { $0 == .ended(.unsubscribed(.delivered)) }
-            let end = await scenario.run.value
+            let end = try await scenario.run.value(waitingFor: "the watcher ended on delivered")
             XCTAssertEqual(end, .unsubscribed(.delivered))
             await volunteer.close()
         }
@@ -192,7 +195,7 @@ final class ClientFaultTests: XCTestCase {
             await volunteer.close()
             let old = scenario.live
             try await old.stop()
-            let restarted = try await LiveBroker.start(database: old.database) {
+            let restarted = try await startBroker(database: old.database) {
                 $0.heartbeatSeconds = 1
                 $0.publishRate = 1000
                 $0.publishBurst = 1000
@@ -206,7 +209,7 @@ final class ClientFaultTests: XCTestCase {
     }
 
     func testAnExpiredTokenIsRenewedAndThePublisherGoesOn() async throws {
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.heartbeatSeconds = 1
             $0.publishRate = 1000
             $0.publishBurst = 1000
@@ -244,20 +247,22 @@ final class ClientFaultTests: XCTestCase {
             XCTFail("\(error); publisher events: \(events.withLock { $0 })")
         }
         run.cancel()
-        await run.value
-        await reader.value
+        defer { reader.cancel() }
+        _ = try await run.value(waitingFor: "the publisher ended once cancelled")
+        try await reader.value(waitingFor: "the publisher's events ended")
         await donor.close()
         try await live.stop()
     }
 
     func testWhileDisconnectedOnlyTheNewestFixIsSentOnReconnecting() async throws {
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.heartbeatSeconds = 1
             $0.publishRate = 1000
             $0.publishBurst = 1000
         }
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
+        addTeardownBlock { await proxy.stop() }
         let publisher = VolunteerPublisher(url: proxy.webSocketURL, options: .init(policy: Self.policy)) {
             try await LiveBroker.token("vol@example.org")
         }
@@ -287,8 +292,9 @@ final class ClientFaultTests: XCTestCase {
             XCTFail("\(error); publisher events: \(events.withLock { $0 })")
         }
         run.cancel()
-        await run.value
-        await reader.value
+        defer { reader.cancel() }
+        _ = try await run.value(waitingFor: "the publisher ended once cancelled")
+        try await reader.value(waitingFor: "the publisher's events ended")
         await donor.close()
         await proxy.stop()
         try await live.stop()
@@ -298,24 +304,26 @@ final class ClientFaultTests: XCTestCase {
     /// heartbeat at 5 s, shows a newer position within 30 s (its first connection pings every 10 s: the policy's
     /// assumption before any `welcome`).
     func testTrackerWatchThroughASilentPathShowsANewerPositionWithin30Seconds() async throws {
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.heartbeatSeconds = 5
             $0.publishRate = 1000
             $0.publishBurst = 1000
         }
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
+        addTeardownBlock { await proxy.stop() }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let file = try FileHandle(forWritingTo: output)
         let watcher = Process()
-        watcher.executableURL = try BrokerProcess.executable("tracker-watch")
+        watcher.executableURL = try await BrokerProcess.executable("tracker-watch")
         watcher.arguments = [
             "--broker", "ws://127.0.0.1:\(proxy.port)", "--token", try await LiveBroker.token("donor@example.org"), "--donation", "d-1", "--plain",
         ]
         watcher.standardOutput = file
         watcher.standardError = file
         try watcher.run()
+        terminateAtTeardown(watcher)
         let text = { String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self) }
         do {
             let volunteer = try await live.connect("vol@example.org")
@@ -325,8 +333,8 @@ final class ClientFaultTests: XCTestCase {
             proxy.silence()
             let cut = ContinuousClock.now
             let next = try await volunteer.publishKept(position(metresFromHome: 1_200))
-            let deadline = cut + .seconds(30)
-            while !text().contains("seq=\(next)"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            // On a timeout the assertion below shows what the watcher printed.
+            try? await waitUntil("a newer position shown", deadline: cut + .seconds(30), poll: .milliseconds(100)) { text().contains("seq=\(next)") }
             let took = ContinuousClock.now - cut
             XCTAssertTrue(text().contains("seq=\(next)"), "no newer position within 30 s:\n\(text())")
             print("ClientFaultTests: tracker-watch, silent path, heartbeat 5 s: recovered in \(took)")
@@ -347,7 +355,7 @@ final class ClientFaultTests: XCTestCase {
     /// yielded once, in seq order, and the sequence ends with delivered.
     func testAWholeTripUnderRandomFaultsYieldsEveryKeptPositionOnceInOrder() async throws {
         try await withScenario { scenario in
-            var random = SeededFaults(seed: 14)
+            var random = SeededRandom(seed: 14)
             let (volunteer, first) = try await begin(scenario)
             var kept: [Int64] = [first]
             var metres = 1_400.0
@@ -377,8 +385,8 @@ final class ClientFaultTests: XCTestCase {
             let last = kept.last ?? 0
             try await scenario.recorder.wait(for: "the position after the resume", isPosition(last))
             try await scenario.live.put("d-1", state: .delivered)
-            let end = await scenario.run.value
-            await scenario.reader.value  // every event recorded
+            let end = try await scenario.run.value(waitingFor: "the watcher ended on delivered")
+            try await scenario.reader.value(waitingFor: "every event recorded")
             XCTAssertEqual(end, .unsubscribed(.delivered))
             XCTAssertEqual(scenario.recorder.positions, kept, "every kept position once, in seq order")
             XCTAssertEqual(scenario.recorder.all.last, .ended(.unsubscribed(.delivered)))
@@ -386,18 +394,5 @@ final class ClientFaultTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(reconnects, 2, "the faults did cut the watcher off (a fault that lands while it is already reconnecting cuts nothing)")
             await volunteer.close()
         }
-    }
-}
-
-/// A small seeded generator for the order of the faults.
-struct SeededFaults {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Anyone who can connect to the cluster's PostgreSQL can LISTEN and NOTIFY on the nodes' channel: such a role
@@ -15,10 +16,10 @@ final class ClusterBusSecrecyTests: XCTestCase {
     private let institution = Institution(lat: -34.5875, lon: -58.4206, name: "Hogar Reservado")
 
     func testARoleWithOnlyConnectHearsNoEmailAddressOrCoordinate() async throws {
-        let server = try PostgresServer.shared()
-        let store = try server.makeDatabase()
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         let eve = try await Eavesdropper.start(server: server, store: store, role: "eve_\(UUID().uuidString.prefix(6).lowercased())")
         do {
             try await ClusterFixture.put("donation-secret-7", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor, home: home, institution: institution)
@@ -59,10 +60,10 @@ final class ClusterBusSecrecyTests: XCTestCase {
     }
 
     func testForgedAndReplayedNotificationsChangeNothingAnyClientSees() async throws {
-        let server = try PostgresServer.shared()
-        let store = try server.makeDatabase()
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         let eve = try await Eavesdropper.start(server: server, store: store, role: "eve_\(UUID().uuidString.prefix(6).lowercased())")
         do {
             try await ClusterFixture.put("d-real", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)

@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Donation changes reach every node whatever the bus loses on the way, and whatever their size.
@@ -14,11 +15,11 @@ final class ClusterCatchUpTests: XCTestCase {
     /// and node A changes another (so A's highest applied revision is past B's change). When connections are
     /// allowed again, node A must still apply B's change and revoke the donor it serves.
     func testACutListenerCatchesUpOnAChangeCommittedElsewhereBeforeItsOwn() async throws {
-        let server = try PostgresServer.shared()
-        let store = try server.makeDatabase()
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
         let database = ClusterFixture.databaseName(store)
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         for state in [DonationState.beingLookedFor, .pickedByVolunteer, .beingTakenTo] {
             try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: state)
         }
@@ -30,9 +31,9 @@ final class ClusterCatchUpTests: XCTestCase {
         _ = try await ClusterFixture.subscribe(watcher, to: "d-2")
         await watcher.close()
 
-        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
+        try await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         do {
-            let cut = try server.psql(
+            let cut = try await server.psql(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query ILIKE 'listen%'")
             XCTAssertEqual(cut.split(separator: "\n").filter { $0 == "t" }.count, 2, "both nodes' listening sessions were cut")
             try await waitUntil("node a says it is not connected to the cluster") {
@@ -41,10 +42,10 @@ final class ClusterCatchUpTests: XCTestCase {
             try await ClusterFixture.put("d-1", on: b, donor: donorID, volunteer: volunteerID, state: .delivered)
             try await ClusterFixture.put("d-2", on: a, donor: "other.donor@example.org", volunteer: volunteerID, state: .pickedByVolunteer)
         } catch {
-            _ = try? server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+            _ = try? await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
             throw error
         }
-        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        try await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
 
         let deadline = ContinuousClock.now + .seconds(15)
         while true {
@@ -65,25 +66,25 @@ final class ClusterCatchUpTests: XCTestCase {
     /// sessions are cut while no new connection is allowed): the node must say it is not connected, and catch up
     /// once it is again.
     func testANodeWhoseHeartbeatCannotMakeTheRoundTripSaysItIsNotConnected() async throws {
-        let server = try PostgresServer.shared()
-        let store = try server.makeDatabase()
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
         let database = ClusterFixture.databaseName(store)
-        let a = try ClusterFixture.node("a", store: store)
+        let a = try await startNode("a", store: store)
         try await waitUntil("node a is connected") { try await ClusterFixture.metric("broker_cluster_connected", of: a) == 1 }
         let catchUps = try await ClusterFixture.metric("broker_cluster_catch_ups_total", of: a) ?? 0
 
-        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
+        try await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS false")
         do {
-            try server.psql(
+            try await server.psql(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query NOT ILIKE 'listen%'")
             try await waitUntil("node a says it is not connected to the cluster") {
                 try await ClusterFixture.metric("broker_cluster_connected", of: a) == 0
             }
         } catch {
-            _ = try? server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+            _ = try? await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
             throw error
         }
-        try server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        try await server.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
         try await waitUntil("node a is connected again, and caught up") {
             let connected = try await ClusterFixture.metric("broker_cluster_connected", of: a)
             let caughtUp = try await ClusterFixture.metric("broker_cluster_catch_ups_total", of: a) ?? 0
@@ -94,9 +95,9 @@ final class ClusterCatchUpTests: XCTestCase {
     /// A donation whose labels are as long as the broker accepts, in characters of many bytes each, is far past
     /// NOTIFY's 8,000 bytes: it crosses nodes all the same, because the bus carries only its id and revision.
     func testADonationWithTheLongestMultiByteLabelsCrossesNodes() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         // One character (grapheme) of 25 bytes: the limit counts characters.
         let family = "\u{1F469}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}"
         let longest = String(repeating: family, count: DonationUpdate.maximumTextLength)

@@ -6,6 +6,7 @@ import PostgresNIO
 import Synchronization
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// What the cluster tests share: broker processes on one database, and a stranger on that database.
@@ -21,12 +22,6 @@ enum ClusterFixture {
             "LOCATION_BROKER_CLUSTER_SECRET": clusterSecret, "LOCATION_BROKER_CLUSTER_HEARTBEAT_SECONDS": "2",
             "LOCATION_BROKER_PUBLISH_RATE": "1000", "LOCATION_BROKER_PUBLISH_BURST": "1000",
         ]
-    }
-
-    /// A broker process on the cluster's database.
-    static func node(_ name: String, store: String) throws -> BrokerProcess {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(8))")
-        return try BrokerProcess(database: folder.appendingPathComponent("unused.sqlite").path, extraEnvironment: environment(name, store: store))
     }
 
     /// The database name of a store URL.
@@ -66,9 +61,11 @@ enum ClusterFixture {
         }
     }
 
-    /// The next position frame, skipping presence and state frames.
-    static func nextPosition(_ donor: BrokerConnection) async throws -> ServerFrame.PositionUpdate {
+    /// The next position frame, skipping presence and state frames, within `limit`.
+    static func nextPosition(_ donor: BrokerConnection, within limit: Duration = .seconds(15)) async throws -> ServerFrame.PositionUpdate {
+        let deadline = ContinuousClock.now + limit
         while true {
+            guard ContinuousClock.now < deadline else { throw WaitTimeout("a position reaches the donor", deadline: deadline) }
             let frame = try await donor.next()
             if case .position(let update) = frame { return update }
             if case .unsubscribed = frame { throw BrokerClientError("unsubscribed while waiting for a position: \(frame)") }
@@ -83,6 +80,15 @@ enum ClusterFixture {
             return Double(line.dropFirst(series.count + 1))
         }
         return nil
+    }
+}
+
+extension XCTestCase {
+    /// A broker process named `name` on the cluster's database, stopped when the test ends, whatever happened.
+    func startNode(_ name: String, store: String) async throws -> BrokerProcess {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString.prefix(8))")
+        return try await startBrokerProcess(
+            database: folder.appendingPathComponent("unused.sqlite").path, extraEnvironment: ClusterFixture.environment(name, store: store))
     }
 }
 
@@ -104,7 +110,7 @@ final class Eavesdropper: Sendable {
 
     /// Creates the role `name` (LOGIN only) and starts listening as it on every channel the nodes use.
     static func start(server: PostgresServer, store: String, role name: String) async throws -> Eavesdropper {
-        try server.psql("CREATE ROLE \(name) LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
+        try await server.psql("CREATE ROLE \(name) LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
         let configuration = PostgresConnection.Configuration(
             host: "127.0.0.1", port: server.port, username: name, password: nil, database: ClusterFixture.databaseName(store), tls: .disable)
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "eavesdropper"))
@@ -127,7 +133,12 @@ final class Eavesdropper: Sendable {
             }
         }
         eavesdropper.listener.withLock { $0 = task }
-        await listening.wait()
+        do {
+            try await withDeadline("the eavesdropper listens on every channel") { await listening.wait() }
+        } catch {
+            await eavesdropper.stop()
+            throw error
+        }
         return eavesdropper
     }
 

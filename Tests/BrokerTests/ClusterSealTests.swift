@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// What the cluster secrets seal: nothing opens for another purpose, another place, or without a secret, and

@@ -5,6 +5,7 @@ import Logging
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The bus is sharded: a node hears a volunteer's positions only while it has a subscriber in the volunteer's
@@ -30,9 +31,9 @@ final class ClusterShardTests: XCTestCase {
     }
 
     func testADonorFirstInTheirShardOnTheirNodeGetsLastFromTheStoreAndEveryPositionAfter() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         try await ClusterFixture.put("d-shard", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
         let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
         let before = try await volunteer.publishKept(position(metresFromHome: 2_000))
@@ -78,10 +79,10 @@ final class ClusterShardTests: XCTestCase {
     }
 
     func testANodeWithoutASubscriberInAShardReceivesNoneOfItsPositions() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try ClusterFixture.node("a", store: store)
-        let b = try ClusterFixture.node("b", store: store)
-        let c = try ClusterFixture.node("c", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
+        let c = try await startNode("c", store: store)
         try await ClusterFixture.put("d-heard", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
         let donor = try await ClusterFixture.connect(donorID, to: b)
         _ = try await ClusterFixture.subscribe(donor, to: "d-heard")

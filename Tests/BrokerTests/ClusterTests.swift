@@ -7,6 +7,7 @@ import XCTest
 import Glibc
 #endif
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Two and three `location-broker` processes sharing one real PostgreSQL: what a donor on one node sees of a
@@ -14,11 +15,6 @@ import Glibc
 final class ClusterTests: XCTestCase {
     private let volunteerID = "vol@example.org"
     private let donorID = "donor@example.org"
-
-    /// A broker process on the cluster's database.
-    private func node(_ name: String, store: String) throws -> BrokerProcess {
-        try ClusterFixture.node(name, store: store)
-    }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {
         try await ClusterFixture.put(id, on: node, donor: donorID, volunteer: volunteerID, state: state, file: file, line: line)
@@ -37,9 +33,9 @@ final class ClusterTests: XCTestCase {
     }
 
     func testAPositionPublishedOnOneNodeReachesADonorOnAnother() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try node("a", store: store)
-        let b = try node("b", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         try await put("d-1", on: a, state: .beingLookedFor)
 
         let donor = try await connect(donorID, to: b)
@@ -55,7 +51,7 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(delivered, acknowledged, "the donor on node b gets every position, under the seq node a acknowledged")
 
         // Last-known position and presence are visible from a node started after they were published.
-        let c = try node("c", store: store)
+        let c = try await startNode("c", store: store)
         let late = try await connect(donorID, to: c)
         let fromC = try await subscribe(late, to: "d-1")
         XCTAssertEqual(fromC.online, true)
@@ -68,10 +64,10 @@ final class ClusterTests: XCTestCase {
     }
 
     func testAStateChangeOnOneNodeRevokesAndPausesSubscribersOnOthers() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let api = try node("api", store: store)
-        let donors = try node("donors", store: store)
-        let volunteers = try node("volunteers", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let api = try await startNode("api", store: store)
+        let donors = try await startNode("donors", store: store)
+        let volunteers = try await startNode("volunteers", store: store)
         try await put("d-1", on: api, state: .beingLookedFor)
         let donor = try await connect(donorID, to: donors)
         _ = try await subscribe(donor, to: "d-1")
@@ -105,9 +101,9 @@ final class ClusterTests: XCTestCase {
     }
 
     func testDonorsOfAKilledNodeResumeOnAnotherWithoutAGap() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try node("a", store: store)
-        let b = try node("b", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         try await put("d-1", on: a, state: .beingLookedFor)
         let volunteer = try await connect(volunteerID, to: a)
         let donor = try await connect(donorID, to: b)
@@ -128,7 +124,7 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(replayed, missed, "every position after `since`, none twice")
 
         // Now the volunteer's node dies too: on a third node their seqs keep growing, and the donor sees them.
-        let c = try node("c", store: store)
+        let c = try await startNode("c", store: store)
         let donorOnC = try await connect(donorID, to: c)
         _ = try await subscribe(donorOnC, to: "d-1")
         a.signal(SIGKILL)
@@ -141,20 +137,25 @@ final class ClusterTests: XCTestCase {
     }
 
     func testNodesReconnectAfterPostgresRestartsAndNothingAcknowledgedIsLost() async throws {
-        let server = try PostgresServer.shared()
-        let store = try server.makeDatabase()
-        let a = try node("a", store: store)
-        let b = try node("b", store: store)
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         for index in 1...5 { try await put("d-\(index)", on: a, state: .beingLookedFor) }
         try await put("d-1", on: b, state: .pickedByVolunteer)
 
-        try server.stop()
-        // While PostgreSQL is down the API says so, with a code a backend can retry on.
-        let refused = try await LiveBroker.backend(
-            port: a.port, .put, "/v1/donations/d-2", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: .pickedByVolunteer))
-        XCTAssertEqual(refused.status, .serviceUnavailable)
-        XCTAssertEqual(refused.error?.code, .unavailable)
-        try server.start()
+        try await server.stop()
+        do {
+            // While PostgreSQL is down the API says so, with a code a backend can retry on.
+            let refused = try await LiveBroker.backend(
+                port: a.port, .put, "/v1/donations/d-2", body: LiveBroker.donationJSON(donor: donorID, volunteer: volunteerID, state: .pickedByVolunteer))
+            XCTAssertEqual(refused.status, .serviceUnavailable)
+            XCTAssertEqual(refused.error?.code, .unavailable)
+        } catch {
+            try? await server.start()  // the server is shared: the next tests need it up
+            throw error
+        }
+        try await server.start()
 
         // Every acknowledged change is there, read through either node.
         for node in [a, b] {

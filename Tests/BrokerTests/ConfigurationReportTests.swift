@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `location-broker check-config`: every effective setting with its source, secrets masked, and serve's
@@ -48,16 +49,16 @@ final class ConfigurationReportTests: XCTestCase {
         XCTAssertFalse(text.contains("c-0123456789"))
     }
 
-    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() throws {
-        func run(_ environment: [String: String]) throws -> BrokerCommandLine.Outcome {
-            try BrokerCommandLine.run(["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"], environment: environment)
+    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() async throws {
+        func run(_ environment: [String: String]) async throws -> BrokerCommandLine.Outcome {
+            try await BrokerCommandLine.run(["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"], environment: environment)
         }
-        let good = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
+        let good = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
         XCTAssertEqual(good.status, 0, good.output)
         XCTAssertTrue(good.output.contains("port "), good.output)
         XCTAssertTrue(good.output.contains("= 9001  (command line)"), good.output)
         XCTAssertFalse(good.output.contains(backendKey))
-        let refused = try run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
+        let refused = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.output.contains("no backend key: set LOCATION_BROKER_BACKEND_KEY"), refused.output)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Settings come in layers (defaults, file, environment, flags) and mistakes are refused with a clear reason.

@@ -5,6 +5,7 @@ import NIOCore
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Control frames cannot grow the broker: a client that streams pings and never reads holds one pong at most,
@@ -24,7 +25,7 @@ final class ControlFrameFloodTests: XCTestCase {
     func testAMillionPingsFromAClientThatNeverReadsDoNotGrowTheBrokerNorSlowABystander() async throws {
         // The invalid-frame budget is set as high as it goes, so that what bounds the flood here is the pong
         // slot and the read backpressure, not the ping rate (tested below).
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.maxInvalidFramesPerMinute = 100_000
             $0.publishRate = 1_000
             $0.publishBurst = 1_000
@@ -35,10 +36,10 @@ final class ControlFrameFloodTests: XCTestCase {
         try await donor.send(.subscribe(.init(target: .donation("d-1"))))
         guard case .subscribed = try await donor.next() else { return XCTFail("donor not subscribed") }
 
-        let flooder = try RawWebSocket(port: live.port, token: try await LiveBroker.token("flooder@example.org"))
+        let flooder = try await RawWebSocket.connect(port: live.port, token: try await LiveBroker.token("flooder@example.org"))
         let before = try Self.residentBytes()
         let frame = RawWebSocket.maskedFrame(opcode: Self.ping, [UInt8](repeating: 0x61, count: 125))
-        let flooding = Task.detached { flooder.flood(frame, count: 1_000_000, for: .seconds(20)) }
+        let flooding = Task { try await flooder.flood(frame, count: 1_000_000, for: .seconds(20)) }
 
         // While the flood runs, the volunteer publishes and the donor gets every position, in order.
         var seqs: [Int64] = []
@@ -51,7 +52,7 @@ final class ControlFrameFloodTests: XCTestCase {
         }
         XCTAssertEqual(delivered, seqs)
 
-        let sent = await flooding.value
+        let sent = try await flooding.value
         let growth = try Self.residentBytes() - before
         print("flood: \(sent) pings sent, the broker's process grew by \(growth / 1024) KB")
         XCTAssertLessThan(growth, 50 * 1024 * 1024, "the broker grew by \(growth / 1024 / 1024) MB after \(sent) pings")
@@ -62,15 +63,15 @@ final class ControlFrameFloodTests: XCTestCase {
     }
 
     func testPingsAboveTheDocumentedRateCloseTheConnectionWith4009() async throws {
-        let live = try await LiveBroker.start()
-        let noisy = try RawWebSocket(port: live.port, token: try await LiveBroker.token("noisy@example.org"))
-        _ = try noisy.readFrame()  // welcome
+        let live = try await startBroker()
+        let noisy = try await RawWebSocket.connect(port: live.port, token: try await LiveBroker.token("noisy@example.org"))
+        _ = try await noisy.readFrame()  // welcome
         // The ping allowance, plus the invalid-frame budget (10), plus one.
         let allowed = WebSocketConnectionHandler.pingBurst + 10
-        for _ in 0...allowed { try noisy.sendFrame(opcode: Self.ping, [1]) }
+        for _ in 0...allowed { try await noisy.sendFrame(opcode: Self.ping, [1]) }
         var close: (code: UInt16, reason: String)?
         var pongs = 0
-        while close == nil, let frame = try noisy.readFrame(timeout: .seconds(5)) {
+        while close == nil, let frame = try await noisy.readFrame(timeout: .seconds(5)) {
             if frame.opcode == Self.pong { pongs += 1 }
             close = frame.close
         }

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 #if canImport(Glibc)
@@ -19,16 +20,16 @@ final class CrashAndSignalTests: XCTestCase {
 
     func testKill9LosesNothingThatWasAcknowledged() async throws {
         let database = temporaryDatabase()
-        let broker = try BrokerProcess(database: database)
+        let broker = try await startBrokerProcess(database: database)
         let port = broker.port
         let donations = 24
 
         let ledger = WriteLedger()
         let writers = Task { await walkDonations(count: donations, port: port, ledger: ledger) }
         // Kill it while the writes are under way.
-        while await ledger.total < donations * 2 { try await Task.sleep(for: .milliseconds(1)) }
+        try await waitUntil("the writers are under way", poll: .milliseconds(1)) { await ledger.total >= donations * 2 }
         broker.signal(SIGKILL)
-        _ = await writers.value
+        _ = try await writers.value(waitingFor: "the writers gave up on the killed broker")
         let acknowledged = await ledger.acknowledged
         let inFlight = await ledger.inFlight
         XCTAssertGreaterThan(acknowledged.count, 0)
@@ -38,7 +39,7 @@ final class CrashAndSignalTests: XCTestCase {
         let integrity = try await queue.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") }
         XCTAssertEqual(integrity, "ok")
         try queue.close()
-        let restarted = try BrokerProcess(database: database)
+        let restarted = try await startBrokerProcess(database: database)
         for (id, step) in acknowledged {
             let response = try await LiveBroker.backend(port: restarted.port, .get, "/v1/donations/\(id)")
             XCTAssertEqual(response.status, .ok, id)
@@ -51,7 +52,7 @@ final class CrashAndSignalTests: XCTestCase {
     }
 
     func testSIGTERMClosesSocketsWith1001AndExitsZero() async throws {
-        let broker = try BrokerProcess(database: temporaryDatabase())
+        let broker = try await startBrokerProcess(database: temporaryDatabase())
         let token = try await LiveBroker.token("donor@example.org")
         let donor = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(broker.port)/v1/ws", token: token)
         guard case .welcome = try await donor.next() else { return XCTFail("no welcome") }

@@ -3,6 +3,7 @@ import BrokerProtocol
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The donor's whole journey, as Ponte's test case "Geolocalizar un voluntario" describes it, and beyond.
@@ -11,7 +12,7 @@ final class DonorJourneyTests: XCTestCase {
     private let donorID = "donor@example.org"
 
     func testTheDonorWatchesTheWholeTripAndNothingAfterIt() async throws {
-        let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
+        let live = try await startBroker { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-1", state: .created)
         try await live.put("d-1", state: .beingLookedFor)
         let volunteer = try await live.connect(volunteerID)
@@ -87,7 +88,7 @@ final class DonorJourneyTests: XCTestCase {
     }
 
     func testEveryDonorReceivesTheSameBytes() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         try await live.put("d-1", state: .beingLookedFor)
         let volunteer = try await live.connect(volunteerID)
         let donor = try await live.connect(donorID)
@@ -109,7 +110,7 @@ final class DonorJourneyTests: XCTestCase {
     }
 
     func testAVolunteerWhoDisconnectsGoesOffline() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         try await live.put("d-1", state: .beingLookedFor)
         let volunteer = try await live.connect(volunteerID)
         let donor = try await live.connect(donorID)

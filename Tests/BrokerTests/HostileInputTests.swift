@@ -7,6 +7,7 @@ import JWTKit
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Hostile input across the WebSocket and HTTP surfaces: each gets its documented answer, nothing crashes,
@@ -97,7 +98,7 @@ final class HostileInputTests: XCTestCase {
 
     func testHostileFramesGetTheirDocumentedAnswerAndHarmNobody() async throws {
         XCTAssertGreaterThanOrEqual(Self.webSocketCases.count, 40)
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.publishRate = 1000
             $0.publishBurst = 1000
             $0.maxInvalidFramesPerMinute = 10_000
@@ -147,7 +148,7 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testAConnectionThatKeepsSendingGarbageIsClosedWith4009() async throws {
-        let live = try await LiveBroker.start { $0.maxInvalidFramesPerMinute = 5 }
+        let live = try await startBroker { $0.maxInvalidFramesPerMinute = 5 }
         let attacker = try await live.connect("mallory@example.org")
         for attempt in 0..<6 { try await attacker.sendText("garbage \(attempt)") }
         var errors = 0
@@ -165,7 +166,7 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testHostileBackendRequests() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let good = LiveBroker.donationJSON(donor: "a@x.org", volunteer: nil, state: .created)
         let cases: [(String, HTTPRequest.Method, String, String?, HTTPResponse.Status, ErrorCode)] = [
             ("not JSON", .put, "/v1/donations/d-1", "<xml/>", .badRequest, .badRequest),
@@ -193,7 +194,7 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testHostileTokens() async throws {
-        let live = try await LiveBroker.start { $0.audience = "ponte" }
+        let live = try await startBroker { $0.audience = "ponte" }
         func base64URL(_ text: String) -> String {
             Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")

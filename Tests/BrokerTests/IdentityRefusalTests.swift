@@ -5,6 +5,7 @@ import HTTPTypes
 import JWTKit
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// A token's identity is refused at the upgrade when it could be confused with another person's; a donation's

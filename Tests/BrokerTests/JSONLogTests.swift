@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `log_format: json`: one JSON object per line, for log shippers.
@@ -37,7 +38,7 @@ final class JSONLogTests: XCTestCase {
 
     func testTheBrokerWritesJSONLinesWhenAskedTo() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("json-log-\(UUID().uuidString.prefix(8))")
-        let broker = try BrokerProcess(
+        let broker = try await startBrokerProcess(
             database: folder.appendingPathComponent("broker.sqlite").path, extraEnvironment: ["LOCATION_BROKER_LOG_FORMAT": "json"])
         broker.signal(SIGTERM)
         _ = await broker.waitForExit(timeout: .seconds(15))

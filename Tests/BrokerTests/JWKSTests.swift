@@ -5,6 +5,7 @@ import HTTPTypes
 import JWTKit
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 #if canImport(Glibc)
@@ -201,7 +202,7 @@ final class JWKSTests: XCTestCase {
         let modified = Date(timeIntervalSince1970: 1_700_000_000)
         try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: file)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("broker-sighup-\(UUID().uuidString)")
-        let broker = try BrokerProcess(
+        let broker = try await startBrokerProcess(
             database: folder.appendingPathComponent("broker.sqlite").path,
             extraEnvironment: [
                 "LOCATION_BROKER_JWKS_FILE": file, "LOCATION_BROKER_IDENTITY_CLAIM": "email", "LOCATION_BROKER_AUDIENCE": Self.project,
@@ -296,4 +297,15 @@ final class JWKSTests: XCTestCase {
         try Data(#"{"keys":[\#(keys.joined(separator: ","))]}"#.utf8).write(to: url)
         return url.path
     }
+}
+
+/// The claims of a Firebase ID token of `project` for `email`.
+func firebaseClaims(
+    project: String = JWKSTests.project, email: String, verified: Bool? = true, ttl: Int64 = 3600
+) -> TokenClaims {
+    let now = Int64(Date().timeIntervalSince1970)
+    return TokenClaims(
+        expiresAt: now + ttl, issuer: "https://securetoken.google.com/\(project)", audiences: [project],
+        strings: ["email": email, "sub": "uid-\(email.hashValue)", "iss": "https://securetoken.google.com/\(project)"],
+        booleans: verified.map { ["email_verified": $0] } ?? [:])
 }

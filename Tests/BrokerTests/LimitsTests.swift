@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ import Glibc
 /// Each documented limit refuses what is over it, with its code, and counts it.
 final class LimitsTests: XCTestCase {
     func testAnIdentityMayHoldOnlySoManyConnections() async throws {
-        let live = try await LiveBroker.start { $0.maxConnectionsPerIdentity = 2 }
+        let live = try await startBroker { $0.maxConnectionsPerIdentity = 2 }
         let first = try await live.connect("donor@example.org")
         let second = try await live.connect("donor@example.org")
         let token = try await LiveBroker.token("donor@example.org")
@@ -25,7 +26,7 @@ final class LimitsTests: XCTestCase {
         // Another person is not affected, and closing one connection makes room again.
         _ = try await live.connect("someone@example.org")
         await first.close()
-        while live.broker.hub.mayConnect("donor@example.org") == false { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the closed connection makes room for another") { live.broker.hub.mayConnect("donor@example.org") }
         _ = try await live.connect("donor@example.org")
         withExtendedLifetime(second) {}
         XCTAssertGreaterThanOrEqual(live.metric(#"broker_rejections_total{code="limit-reached"}"#) ?? 0, 1)
@@ -33,7 +34,7 @@ final class LimitsTests: XCTestCase {
     }
 
     func testAConnectionMayHoldOnlySoManySubscriptions() async throws {
-        let live = try await LiveBroker.start { $0.maxSubscriptionsPerConnection = 2 }
+        let live = try await startBroker { $0.maxSubscriptionsPerConnection = 2 }
         for index in 1...3 {
             try await live.put("d-\(index)", volunteer: "vol\(index)@example.org", state: .beingLookedFor)
         }
@@ -56,7 +57,7 @@ final class LimitsTests: XCTestCase {
     }
 
     func testATokenThatExpiresWhileConnectedEndsTheConnectionWith4001() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         // Expired 28 s ago: still inside the 30 s leeway, so accepted (even if a second boundary passes between
         // minting and the handshake; with 29 s that made the test fail now and then), and closed within 2 s.
         let token = try await LiveBroker.token("donor@example.org", ttl: -28)
@@ -73,22 +74,21 @@ final class LimitsTests: XCTestCase {
     }
 
     func testAClientThatSaysNothingIsDisconnectedAfterTheHandshakeTimeout() async throws {
-        let live = try await LiveBroker.start { $0.handshakeTimeoutSeconds = 1 }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(live.port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let live = try await startBroker { $0.handshakeTimeoutSeconds = 1 }
+        let port = live.port
+        // A bare TCP connection that says nothing; its blocking calls run on a thread of their own.
+        let (connected, received) = try await blocking("the broker closes a silent connection", deadline: .now + .seconds(15)) {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            let connected = Loopback.connect(fd, port: port)
+            // A blocking read returns 0 when the broker closes the silent socket.
+            var byte: UInt8 = 0
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            return (connected, recv(fd, &byte, 1, 0))
         }
         XCTAssertEqual(connected, 0)
-        // A blocking read returns 0 when the broker closes the silent socket.
-        var byte: UInt8 = 0
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        XCTAssertEqual(recv(fd, &byte, 1, 0), 0, "the broker closed the connection")
+        XCTAssertEqual(received, 0, "the broker closed the connection")
         try await live.stop()
     }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `map_tiles_file`: an MBTiles file the broker serves at `/tiles/{z}/{x}/{y}`, so that the donor's map needs
@@ -61,7 +62,7 @@ final class MapTilesTests: XCTestCase {
     private func start(format: String = "png", tiles: [(Int, Int, Int, Data)]? = nil) async throws -> LiveBroker {
         let path = folder.appendingPathComponent("map.mbtiles").path
         try Self.makeMBTiles(at: path, format: format, tiles: tiles ?? [(12, 1383, 2467, Self.red), (12, 1383, 2468, Self.blue), (13, 2766, 4935, Self.red)])
-        let broker = try await LiveBroker.start { $0.map.tilesFile = path }
+        let broker = try await startBroker { $0.map.tilesFile = path }
         live = broker
         return broker
     }
@@ -143,7 +144,7 @@ final class MapTilesTests: XCTestCase {
     }
 
     func testWithoutATilesFileThereAreNoTiles() async throws {
-        let broker = try await LiveBroker.start()
+        let broker = try await startBroker()
         live = broker
         let response = try await broker.request(.get, "/tiles/12/1383/2467")
         XCTAssertEqual(response.status, .notFound)
@@ -164,7 +165,7 @@ final class MapTilesTests: XCTestCase {
             (folder.appendingPathComponent("missing.mbtiles").path, "cannot be read"),
         ] {
             do {
-                let broker = try await LiveBroker.start { $0.map.tilesFile = path }
+                let broker = try await startBroker { $0.map.tilesFile = path }
                 try await broker.stop()
                 XCTFail("\(path) should stop the broker from starting")
             } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The broker serves docs/openapi.yaml as it is in the repository.
@@ -8,7 +9,7 @@ final class OpenAPIDocumentTests: XCTestCase {
     func testTheServedDocumentIsDocsOpenAPIYAMLByteForByte() async throws {
         let file = try String(contentsOf: BrokerProcess.packageRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         XCTAssertEqual(OpenAPIDocument.text, file, "the compiled-in document is docs/openapi.yaml")
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let response = try await live.request(.get, "/openapi.yaml")
         try await live.stop()
         XCTAssertEqual(response.status, .ok)
@@ -17,7 +18,7 @@ final class OpenAPIDocumentTests: XCTestCase {
     }
 
     func testAMethodAKnownPathDoesNotServeGets405WithAllow() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let trace = try await live.request(.trace, "/healthz")
         let post = try await live.backend(.post, "/v1/donations/d-1")
         let unknown = try await live.request(.get, "/nowhere")

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The files operators install name only what the broker really has: every metric an alert rule or a dashboard
@@ -16,7 +17,7 @@ final class OperationsFilesTests: XCTestCase {
     }
 
     func testEveryMetricAnAlertReadsIsExportedByALiveBroker() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let response = try await live.request(.get, "/metrics")
         let exported = String(buffer: response.body ?? .init())
         try await live.stop()
@@ -30,7 +31,7 @@ final class OperationsFilesTests: XCTestCase {
     }
 
     func testEveryMetricTheGrafanaDashboardQueriesIsExportedByALiveBroker() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let response = try await live.request(.get, "/metrics")
         let exported = String(buffer: response.body ?? .init())
         try await live.stop()

@@ -7,6 +7,7 @@ import NIOCore
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `POST /v1/owntracks`: the OwnTracks app in HTTP mode publishes like a WebSocket volunteer, with the same

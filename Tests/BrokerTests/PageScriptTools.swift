@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
+
 /// node and eslint for the tracking page's tests. Where they are missing the tests that need them are skipped,
 /// unless `LB_REQUIRE_PAGE_TOOLS=1` (set by .ci/run, which installs them): then a missing tool fails the test.
 enum PageScriptTools {
@@ -27,17 +29,17 @@ enum PageScriptTools {
     }
 
     /// Runs node on `arguments` (at most 60 s) and returns its status and output.
-    static func node(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try ChildProcess.run(try path(of: "node"), arguments, timeout: .seconds(60))
+    static func node(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await ChildProcess.run(try path(of: "node"), arguments, timeout: .seconds(60))
     }
 
     /// Runs Debian's eslint with Tests/BrowserTests/eslintrc.json on `file`. NODE_PATH finds Debian's node modules
     /// when node itself is not Debian's (NodeSource's, for example).
-    static func eslint(_ file: URL) throws -> (status: Int32, output: String) {
+    static func eslint(_ file: URL) async throws -> (status: Int32, output: String) {
         let config = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/eslintrc.json").path
         var environment = ProcessInfo.processInfo.environment
         environment["NODE_PATH"] = "/usr/share/nodejs" + (environment["NODE_PATH"].map { ":" + $0 } ?? "")
-        return try ChildProcess.run(
+        return try await ChildProcess.run(
             try path(of: "node"), [try path(of: "eslint"), "--no-eslintrc", "--no-ignore", "-c", config, "-f", "unix", file.path],
             environment: environment, timeout: .seconds(120))
     }

@@ -2,6 +2,7 @@ import BrokerClient
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Donors who drop off come back without gaps; the broker keeps donations across restarts and closes
@@ -19,7 +20,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testADonorWhoReconnectsWithSinceMissesNothing() async throws {
-        let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
+        let live = try await startBroker { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-1", state: .beingLookedFor)
         let volunteer = try await live.connect(volunteerID)
         var donor = try await live.connect("donor@example.org")
@@ -47,7 +48,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testOneVolunteerTwoDonorsEachSeesOnlyTheirOwnWindow() async throws {
-        let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
+        let live = try await startBroker { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-a", donor: "ana@example.org", state: .beingLookedFor)
         try await live.put("d-b", donor: "bruno@example.org", state: .created)
         let volunteer = try await live.connect(volunteerID)
@@ -91,7 +92,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testARestartKeepsEveryDonation() async throws {
-        let first = try await LiveBroker.start()
+        let first = try await startBroker()
         let states: [(String, DonationState, String?)] = [
             ("d-created", .created, nil), ("d-assigned", .created, "vol@example.org"), ("d-looked", .beingLookedFor, "vol@example.org"),
             ("d-picked", .pickedByVolunteer, "v2@example.org"), ("d-taken", .beingTakenTo, "v3@example.org"),
@@ -104,7 +105,7 @@ final class RecoveryTests: XCTestCase {
         }
         try await first.stop()
 
-        let second = try await LiveBroker.start(database: first.database)
+        let second = try await startBroker(database: first.database)
         for (id, _, _) in states {
             let response = try await second.backend(.get, "/v1/donations/\(id)")
             XCTAssertEqual(response.status, .ok, id)
@@ -120,7 +121,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testStoppingClosesEverySocketWith1001AndRefusesNewOnes() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await live.connect("donor@example.org")
         let volunteer = try await live.connect(volunteerID)
         try await live.stop()
@@ -131,7 +132,7 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testTheDrainRefusesNewSocketsWith503() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         live.broker.draining.start()
         let token = try await LiveBroker.token("donor@example.org")
         let response = try await live.request(.get, "/v1/ws", headers: [

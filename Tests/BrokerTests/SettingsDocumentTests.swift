@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// config/broker.yaml, docs/CONFIGURATION.md's tables and `serve --help` are made from the settings table, and
@@ -35,8 +36,8 @@ final class SettingsDocumentTests: XCTestCase {
         XCTAssertThrowsError(try SettingsDocument.markdown(updating: "# no tables\n"), "a document without the markers is an error")
     }
 
-    func testServeHelpListsEverySettingWithItsFlagDefaultAndRange() throws {
-        let help = try BrokerCommandLine.run(["serve", "--help"])
+    func testServeHelpListsEverySettingWithItsFlagDefaultAndRange() async throws {
+        let help = try await BrokerCommandLine.run(["serve", "--help"])
         let output = help.output
         XCTAssertEqual(help.status, 0, output)
         XCTAssertTrue(output.contains(SettingsDocument.help), "the list as made, unwrapped by ArgumentParser:\n\(output)")

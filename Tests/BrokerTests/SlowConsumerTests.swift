@@ -2,12 +2,13 @@ import BrokerClient
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// A donor who stops reading is cut off as a slow consumer; the volunteer and every other donor go on.
 final class SlowConsumerTests: XCTestCase {
     func testADonorWhoStopsReadingIsCutOffAndSlowsNobody() async throws {
-        let live = try await LiveBroker.start {
+        let live = try await startBroker {
             $0.publishRate = 1_000_000
             $0.publishBurst = 1_000_000
             $0.outboxBytes = 65_536
@@ -19,8 +20,8 @@ final class SlowConsumerTests: XCTestCase {
         let donor = try await live.connect("donor@example.org")
         try await donor.send(.subscribe(.init(target: .donation("d-1"))))
         guard case .subscribed = try await donor.next() else { return XCTFail("donor not subscribed") }
-        let frozen = try RawWebSocket(port: live.port, token: try await LiveBroker.token("frozen@example.org"))
-        try frozen.sendText(#"{"type":"subscribe","id":"s","donation":"d-2"}"#)
+        let frozen = try await RawWebSocket.connect(port: live.port, token: try await LiveBroker.token("frozen@example.org"))
+        try await frozen.sendText(#"{"type":"subscribe","id":"s","donation":"d-2"}"#)
 
         var expectedSeq: Int64?
         var received = 0

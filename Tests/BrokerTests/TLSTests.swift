@@ -5,32 +5,27 @@ import HummingbirdTesting
 import NIOSSL
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// With a certificate and key the broker serves wss:// and https://, with a certificate made for the test.
 final class TLSTests: XCTestCase {
     /// A self-signed certificate for localhost, made with openssl.
-    private func makeCertificate() throws -> (certificate: String, key: String) {
+    private func makeCertificate() async throws -> (certificate: String, key: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("broker-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let certificate = folder.appendingPathComponent("cert.pem").path
         let key = folder.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+        try await ChildProcess.check("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate,
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        XCTAssertEqual(openssl.terminationStatus, 0, "openssl made the certificate")
+        ])
         return (certificate, key)
     }
 
     func testTheBrokerServesWSSAndHTTPS() async throws {
-        let files = try makeCertificate()
-        let live = try await LiveBroker.start {
+        let files = try await makeCertificate()
+        let live = try await startBroker {
             $0.tlsCert = files.certificate
             $0.tlsKey = files.key
         }

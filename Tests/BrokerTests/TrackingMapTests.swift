@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The tracking page's street map: Leaflet served from `leaflet_folder` (only its own files), the page without
@@ -33,7 +34,7 @@ final class TrackingMapTests: XCTestCase {
 
     private func start(_ adjust: @escaping (inout BrokerConfiguration) -> Void = { _ in }) async throws -> LiveBroker {
         let leaflet = folder.appendingPathComponent("leaflet").path
-        let broker = try await LiveBroker.start {
+        let broker = try await startBroker {
             $0.map.leafletFolder = leaflet
             adjust(&$0)
         }

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The tracking page measures the trip by the numbers tracker-watch and the apps use (BrokerProtocol's
@@ -43,7 +44,7 @@ final class TrackingPageConstantsTests: XCTestCase {
     }
 
     func testTheServedScriptDeclaresEachSharedNumberOnceFromDonorViewRules() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let response = try await live.request(.get, TrackingPage.scriptPath)
         try await live.stop()
         let script = String(buffer: response.body ?? ByteBuffer())
@@ -87,20 +88,20 @@ final class TrackingPageConstantsTests: XCTestCase {
     }
 
     /// Runs the served script, with `numbers` declared instead of the shared ones, in Tests/BrowserTests/page_under_node.js.
-    private func runUnderNode(_ numbers: [(name: String, value: Double)]) throws -> [String: Any] {
+    private func runUnderNode(_ numbers: [(name: String, value: Double)]) async throws -> [String: Any] {
         let script = TrackingPage.script.replacingOccurrences(of: TrackingPage.constants, with: TrackingPage.declarations(numbers))
         XCTAssertTrue(script.contains(TrackingPage.declarations(numbers)))
         let written = try PageScriptTools.write(script, named: "tracking-page.js")
         defer { try? FileManager.default.removeItem(at: written.folder) }
         let harness = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/page_under_node.js").path
-        let run = try PageScriptTools.node([harness, written.file.path])
+        let run = try await PageScriptTools.node([harness, written.file.path])
         XCTAssertEqual(run.status, 0, run.output)
         let line = run.output.split(separator: "\n").last.map(String.init) ?? ""
         return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], run.output)
     }
 
-    func testThePageBehavesByTheSharedNumbers() throws {
-        let seen = try runUnderNode(TrackingPage.sharedNumbers)
+    func testThePageBehavesByTheSharedNumbers() async throws {
+        let seen = try await runUnderNode(TrackingPage.sharedNumbers)
         XCTAssertEqual(seen["subscribeTimeoutMs"] as? Double, Double(DonorViewRules.subscribeTimeoutMilliseconds))
         let ceilings = (1...8).map {
             min(DonorViewRules.backoffCapMilliseconds, DonorViewRules.backoffInitialMilliseconds << ($0 - 1))
@@ -117,13 +118,13 @@ final class TrackingPageConstantsTests: XCTestCase {
     }
 
     /// The attack on "one place": a page that kept its own copies would not change with the numbers it is given.
-    func testThePageFollowsChangedNumbersSoItKeepsNoCopies() throws {
+    func testThePageFollowsChangedNumbersSoItKeepsNoCopies() async throws {
         let changed: [String: Double] = [
             "STALE_AFTER_MS": 7000, "SUBSCRIBE_TIMEOUT_MS": 3000, "BACKOFF_INITIAL_S": 0.25, "BACKOFF_CAP_S": 3,
             "BACKOFF_PATIENCE_S": 2, "EARTH_RADIUS": Geodesy.earthRadius * 2, "MIN_COURSE_DISTANCE": 100,
             "MAX_PLAUSIBLE_SPEED": 5,
         ]
-        let seen = try runUnderNode(TrackingPage.sharedNumbers.map { ($0.name, changed[$0.name] ?? $0.value) })
+        let seen = try await runUnderNode(TrackingPage.sharedNumbers.map { ($0.name, changed[$0.name] ?? $0.value) })
         XCTAssertEqual(seen["subscribeTimeoutMs"] as? Double, 3000)
         XCTAssertEqual(seen["retryDelaysMs"] as? [Double], [250, 500, 1000, 2000, 3000, 3000, 3000, 3000])
         XCTAssertEqual(seen["patienceDelayMs"] as? Double, 2000)

@@ -3,6 +3,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The tracking page is real files (Sources/LocationBroker/Resources/page/) compiled into the broker: what the
@@ -16,7 +17,7 @@ final class TrackingPageFilesTests: XCTestCase {
     }
 
     func testTheServedPageIsTheRepositorysFiles() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let page = try await live.request(.get, "/track/d-1")
         let stylesheet = try await live.request(.get, TrackingPage.stylesheetPath)
         let script = try await live.request(.get, TrackingPage.scriptPath)
@@ -41,7 +42,7 @@ final class TrackingPageFilesTests: XCTestCase {
         XCTAssertEqual(html, expected, "without tiles (LiveBroker's default), the page is page.html with Leaflet's tags if served")
     }
 
-    func testEveryScriptFileAndTheServedScriptPassNodeCheck() throws {
+    func testEveryScriptFileAndTheServedScriptPassNodeCheck() async throws {
         // Each file alone (node reads a file as a CommonJS module body, where start.js's early `return` is valid),
         // then the served script as browsers run it (strict, in one function).
         var checked: [(name: String, text: String)] = TrackingPage.Files.scripts
@@ -49,37 +50,38 @@ final class TrackingPageFilesTests: XCTestCase {
         for (name, text) in checked {
             let written = try PageScriptTools.write(text, named: name)
             defer { try? FileManager.default.removeItem(at: written.folder) }
-            let result = try PageScriptTools.node(["--check", written.file.path])
+            let result = try await PageScriptTools.node(["--check", written.file.path])
             XCTAssertEqual(result.status, 0, "node --check \(name): \(result.output)")
         }
     }
 
-    func testNodeCheckCatchesABrokenScript() throws {
+    func testNodeCheckCatchesABrokenScript() async throws {
         // The check can fail: a missing brace in the served script.
         let broken = TrackingPage.script.replacingOccurrences(of: "function tick() {", with: "function tick() ")
         XCTAssertNotEqual(broken, TrackingPage.script)
         let written = try PageScriptTools.write(broken, named: "broken.js")
         defer { try? FileManager.default.removeItem(at: written.folder) }
-        XCTAssertNotEqual(try PageScriptTools.node(["--check", written.file.path]).status, 0)
+        let status = try await PageScriptTools.node(["--check", written.file.path]).status
+        XCTAssertNotEqual(status, 0)
     }
 
-    func testTheServedScriptPassesESLint() throws {
+    func testTheServedScriptPassesESLint() async throws {
         let written = try PageScriptTools.write(TrackingPage.script, named: "tracking-page.js")
         defer { try? FileManager.default.removeItem(at: written.folder) }
-        let result = try PageScriptTools.eslint(written.file)
+        let result = try await PageScriptTools.eslint(written.file)
         XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc.json): \(result.output)")
         // And it finds what it is there for: a name that is not defined.
         let misspelt = TrackingPage.script.replacingOccurrences(of: "\nrender();\nconnect();", with: "\nrendr();\nconnect();")
         XCTAssertNotEqual(misspelt, TrackingPage.script)
         let typo = try PageScriptTools.write(misspelt, named: "typo.js")
         defer { try? FileManager.default.removeItem(at: typo.folder) }
-        let caught = try PageScriptTools.eslint(typo.file)
+        let caught = try await PageScriptTools.eslint(typo.file)
         XCTAssertEqual(caught.status, 1, caught.output)
         XCTAssertTrue(caught.output.contains("'rendr' is not defined"), caught.output)
     }
 
     func testTheSourceMapLeadsEveryLineToItsFile() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let script = String(buffer: try await live.request(.get, TrackingPage.scriptPath).body ?? ByteBuffer())
         let response = try await live.request(.get, "/assets/" + TrackingPage.sourceMapName)
         try await live.stop()

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `GET /track/{donation}` serves a page that needs nothing but the broker, and that a screen reader can follow.
@@ -13,7 +14,7 @@ final class TrackingPageTests: XCTestCase {
     private var live: LiveBroker!
 
     override func setUp() async throws {
-        live = try await LiveBroker.start()
+        live = try await startBroker()
     }
 
     override func tearDown() async throws {

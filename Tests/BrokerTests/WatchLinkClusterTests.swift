@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Watch links in a cluster: a link made on one node opens the donation on another (the incarnation travels in
@@ -11,10 +12,6 @@ import XCTest
 final class WatchLinkClusterTests: XCTestCase {
     private let donorID = "donor@example.org"
     private let volunteerID = "vol@example.org"
-
-    private func node(_ name: String, store: String) throws -> BrokerProcess {
-        try ClusterFixture.node(name, store: store)
-    }
 
     private func put(_ id: String, on node: BrokerProcess, state: DonationState, file: StaticString = #filePath, line: UInt = #line) async throws {
         try await ClusterFixture.put(id, on: node, donor: donorID, volunteer: volunteerID, state: state, file: file, line: line)
@@ -32,9 +29,9 @@ final class WatchLinkClusterTests: XCTestCase {
     }
 
     func testALinkMadeOnOneNodeOpensItsDonationOnAnotherAndDiesWithItThere() async throws {
-        let store = try PostgresServer.shared().makeDatabase()
-        let a = try node("a", store: store)
-        let b = try node("b", store: store)
+        let store = try await PostgresServer.shared().makeDatabase()
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
         try await put("d-1", on: a, state: .beingLookedFor)
         let link = try await mint("d-1", on: a)
 

@@ -7,6 +7,7 @@ import NIOCore
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Watch links (`POST /v1/donations/{id}/watch-token`): a link is good for watching one donation, in the

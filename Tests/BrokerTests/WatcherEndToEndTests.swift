@@ -4,6 +4,7 @@ import Foundation
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `tracker-watch` against a live broker and a simulated volunteer: the donor's terminal follows the whole
@@ -26,27 +27,29 @@ final class WatcherEndToEndTests: XCTestCase {
 
     /// Waits until the broker has a subscriber on the volunteer's channel (the watcher's).
     private func waitForSubscriber(_ live: LiveBroker) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while (live.metric(#"broker_frames_in_total{type="subscribe"}"#) ?? 0) < 1 {
-            guard ContinuousClock.now < deadline else { throw BrokerProcessError("the watcher never subscribed") }
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the watcher subscribed", deadline: .now + .seconds(30), poll: .milliseconds(20)) {
+            (live.metric(#"broker_frames_in_total{type="subscribe"}"#) ?? 0) >= 1
         }
     }
 
     func testThePlainWatcherFollowsTheTripAndExitsZeroOnDelivery() async throws {
-        let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
+        let live = try await startBroker { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-1", state: .beingLookedFor)
         let watcher = Process()
-        watcher.executableURL = try BrokerProcess.executable("tracker-watch")
+        watcher.executableURL = try await BrokerProcess.executable("tracker-watch")
         watcher.arguments = ["--broker", "ws://127.0.0.1:\(live.port)", "--token", try await LiveBroker.token("donor@example.org"), "--donation", "d-1", "--plain"]
         let output = Pipe()
         watcher.standardOutput = output
         watcher.standardError = output
         try watcher.run()
+        terminateAtTeardown(watcher)
 
         try await driveDelivery(live) { try await waitForSubscriber(live) }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        watcher.waitUntilExit()
+        let reading = output.fileHandleForReading
+        let text = try await blocking("tracker-watch exits", deadline: .now + .seconds(30)) {
+            String(decoding: reading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        try await waitUntil("tracker-watch exited") { !watcher.isRunning }
         XCTAssertEqual(watcher.terminationStatus, 0, text)
         for expected in [" subscribed ", " position seq=", " arrival place=home", " pause ", " resume ", " arrival place=institution", " ended "] {
             XCTAssertTrue(text.contains(expected), "no \(expected.trimmingCharacters(in: .whitespaces)) line in:\n\(text)")
@@ -58,23 +61,22 @@ final class WatcherEndToEndTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
             throw XCTSkip("tmux is not installed (CI installs it)")
         }
-        let live = try await LiveBroker.start { $0.publishRate = 1000; $0.publishBurst = 1000 }
+        let live = try await startBroker { $0.publishRate = 1000; $0.publishBurst = 1000 }
         try await live.put("d-1", state: .beingLookedFor)
         let session = "watch"
         let tmux = Tmux()
-        let command = "\(try BrokerProcess.executable("tracker-watch").path) --broker ws://127.0.0.1:\(live.port) --token \(try await LiveBroker.token("donor@example.org")) --donation d-1; sleep 30"
-        try tmux.run(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
-        defer { tmux.killServer() }
+        let command = "\(try await BrokerProcess.executable("tracker-watch").path) --broker ws://127.0.0.1:\(live.port) --token \(try await LiveBroker.token("donor@example.org")) --donation d-1; sleep 30"
+        addTeardownBlock { await tmux.killServer() }
+        try await tmux.run(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
         try await waitForSubscriber(live)
         let volunteer = try await live.connect("vol@example.org")
         _ = try await volunteer.publish(position(metresFromHome: 1_200))
         // Redraws happen on every update and once a second; wait for the map to show the volunteer.
+        // On a timeout the assertions below show the screen.
         var screen = ""
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !screen.contains("Distance") || !screen.contains("1.2 km") {
-            guard ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(100))
-            screen = try tmux.run(["capture-pane", "-p", "-t", session])
+        try? await waitUntil("the map shows the volunteer", poll: .milliseconds(100)) {
+            screen = try await tmux.run(["capture-pane", "-p", "-t", session])
+            return screen.contains("Distance") && screen.contains("1.2 km")
         }
         XCTAssertTrue(screen.contains("On the way to your home"), screen)
         XCTAssertTrue(screen.contains("1.2 km"), screen)

@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The WebSocket protocol end to end, through the real upgrade and a bare socket: one real heartbeat, the close
@@ -12,8 +13,9 @@ final class WebSocketProtocolTests: XCTestCase {
 
     /// A bare socket for `identity`, past its `welcome`.
     private func welcomed(_ identity: String, on live: LiveBroker) async throws -> RawWebSocket {
-        let socket = try RawWebSocket(port: live.port, token: try await LiveBroker.token(identity))
-        XCTAssertEqual(try socket.readFrame()?.opcode, Self.welcome)
+        let socket = try await RawWebSocket.connect(port: live.port, token: try await LiveBroker.token(identity))
+        let welcome = try await socket.readFrame()
+        XCTAssertEqual(welcome?.opcode, Self.welcome)
         return socket
     }
 
@@ -22,40 +24,48 @@ final class WebSocketProtocolTests: XCTestCase {
     }
 
     func testAClientThatNeverAnswersAPingIsClosedAtTheNextHeartbeat() async throws {
-        let live = try await LiveBroker.start { $0.heartbeatSeconds = 1 }
+        let live = try await startBroker { $0.heartbeatSeconds = 1 }
         let silent = try await welcomed("silent@example.org", on: live)
-        XCTAssertEqual(try silent.readFrame(timeout: .seconds(3))?.opcode, Self.ping)
-        let closing = try XCTUnwrap(try silent.readFrame(timeout: .seconds(3))?.close)
+        let ping = try await silent.readFrame(timeout: .seconds(3))
+        XCTAssertEqual(ping?.opcode, Self.ping)
+        let second = try await silent.readFrame(timeout: .seconds(3))
+        let closing = try XCTUnwrap(second?.close)
         XCTAssertEqual(closing.code, 1001)
         XCTAssertEqual(closing.reason, "Ping timeout")
-        XCTAssertTrue(try silent.serverClosed())
+        let closed = try await silent.serverClosed()
+        XCTAssertTrue(closed)
         try await waitUntilNoConnection(live)
     }
 
     func testTheBrokerAnswersAPingWithTheSamePayload() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
-        try donor.sendFrame(opcode: Self.ping, [1, 2, 3])
-        XCTAssertEqual(try donor.readFrame(), RawWebSocket.Frame(opcode: Self.pong, payload: [1, 2, 3]))
+        try await donor.sendFrame(opcode: Self.ping, [1, 2, 3])
+        let pong = try await donor.readFrame()
+        XCTAssertEqual(pong, RawWebSocket.Frame(opcode: Self.pong, payload: [1, 2, 3]))
     }
 
     func testAClientsCloseIsEchoedWithItsCodeAndTheSocketClosed() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let donor = try await welcomed("donor@example.org", on: live)
-        try donor.sendClose(code: 4321)
-        XCTAssertEqual(try donor.readFrame()?.close?.code, 4321)
-        XCTAssertTrue(try donor.serverClosed())
+        try await donor.sendClose(code: 4321)
+        let echo = try await donor.readFrame()
+        XCTAssertEqual(echo?.close?.code, 4321)
+        let closed = try await donor.serverClosed()
+        XCTAssertTrue(closed)
         try await waitUntilNoConnection(live)
     }
 
     func testAnUnmaskedFrameFromAClientClosesTheConnectionWith1002() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker()
         let careless = try await welcomed("careless@example.org", on: live)
-        try careless.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","channel":"a@x.org"}"#.utf8), masked: false)
-        let closing = try XCTUnwrap(try careless.readFrame()?.close)
+        try await careless.sendFrame(opcode: 0x1, Array(#"{"type":"unsubscribe","channel":"a@x.org"}"#.utf8), masked: false)
+        let frame = try await careless.readFrame()
+        let closing = try XCTUnwrap(frame?.close)
         XCTAssertEqual(closing.code, 1002)
         XCTAssertEqual(closing.reason, "client frames must be masked")
-        try careless.sendClose(code: 1002)
-        XCTAssertTrue(try careless.serverClosed())
+        try await careless.sendClose(code: 1002)
+        let closed = try await careless.serverClosed()
+        XCTAssertTrue(closed)
     }
 }

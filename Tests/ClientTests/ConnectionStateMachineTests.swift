@@ -1,4 +1,5 @@
 import BrokerClient
+import BrokerProtocol
 import XCTest
 
 /// The reconnect rules, without sockets: backoff, liveness and what each ending calls for.
@@ -34,7 +35,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     }
 
     func testFullJitterSpreadsDelaysFromZeroToTheCeiling() {
-        var machine = ConnectionStateMachine(policy: policy, random: SplitMix64(seed: 42))
+        var machine = ConnectionStateMachine(policy: policy, random: SeededRandom(seed: 42))
         let delays = (0..<2_000).map { _ in machine.delay(attempt: 4) }
         XCTAssertTrue(delays.allSatisfy { $0 >= .zero && $0 <= .seconds(4) }, "every delay within [0, 4 s]")
         XCTAssertLessThan(delays.min() ?? .seconds(9), .milliseconds(100), "some retries go almost at once")
@@ -190,17 +191,4 @@ final class ConnectionStateMachineTests: XCTestCase {
 struct FixedRandom: RandomNumberGenerator, Sendable {
     let value: UInt64
     mutating func next() -> UInt64 { value }
-}
-
-/// A small seeded generator, so jitter statistics are the same on every run.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -4,6 +4,7 @@ import SimulationKit
 import Synchronization
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Short runs against a real broker: a small fleet at high speedup, with and without chaos, and the bench.
@@ -13,6 +14,12 @@ final class LiveFleetTests: XCTestCase {
         var output: FleetOutput {
             FleetOutput(line: { line in self.all.withLock { $0.append(line) } }, status: { _ in }, isLive: false)
         }
+    }
+
+    /// A publish limit that simulated fleets do not hit.
+    private static func fleetRates(_ configuration: inout BrokerConfiguration) {
+        configuration.publishRate = 1_000
+        configuration.publishBurst = 1_000
     }
 
     private func fleet(_ live: LiveBroker, volunteers: Int, chaos: Bool) throws -> FleetConfiguration {
@@ -28,7 +35,7 @@ final class LiveFleetTests: XCTestCase {
     }
 
     func testASmallFleetDeliversWithNothingLostOrMisplaced() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker(Self.fleetRates)
         let lines = Lines()
         let summary = try await FleetRunner(configuration: try fleet(live, volunteers: 3, chaos: false), output: lines.output).run()
         try await live.stop()
@@ -45,7 +52,7 @@ final class LiveFleetTests: XCTestCase {
     }
 
     func testDonorsRecoverWithSinceUnderChaos() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker(Self.fleetRates)
         var configuration = try fleet(live, volunteers: 4, chaos: true)
         configuration.speedup = 150
         configuration.rounds = 1
@@ -57,7 +64,7 @@ final class LiveFleetTests: XCTestCase {
     }
 
     func testTheFleetSaysSoWhenTheBrokerRateLimitsIt() async throws {
-        let live = try await LiveBroker.start { $0.publishRate = 1; $0.publishBurst = 1 }
+        let live = try await startBroker { $0.publishRate = 1; $0.publishBurst = 1 }
         let lines = Lines()
         var configuration = try fleet(live, volunteers: 1, chaos: false)
         configuration.rounds = 1
@@ -72,7 +79,7 @@ final class LiveFleetTests: XCTestCase {
     }
 
     func testTheBenchMeasuresPairsAndAConnectStorm() async throws {
-        let live = try await LiveBroker.start()
+        let live = try await startBroker(Self.fleetRates)
         func bench(_ scenario: BenchScenario) throws -> BenchConfiguration {
             var configuration = BenchConfiguration(
                 scenario: scenario, webSocketURL: live.webSocketURL, apiURL: live.apiURL, backendKey: LiveBroker.backendKey,

@@ -45,7 +45,7 @@ final class MapProjectionTests: XCTestCase {
     }
 
     func testFitKeepsEveryPointInsideTheMargins() throws {
-        var generator = SplitMix(seed: 7)
+        var generator = SeededRandom(seed: 7)
         for round in 0..<200 {
             let count = 1 + Int(generator.next() % 20)
             let spread = [50.0, 800, 5000, 40_000][round % 4]

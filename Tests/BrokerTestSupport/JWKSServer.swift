@@ -1,3 +1,5 @@
+// Signing keys make the broker's internal `TokenClaims`, which only a debug build exposes (see LiveBroker.swift).
+#if DEBUG
 import BrokerClient
 import Foundation
 import HTTPTypes
@@ -60,8 +62,8 @@ final class JWKSServer: Sendable {
             defer { portContinuation.finish() }
             try await group.run()
         }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
+        let listening = try await withDeadline("the JWKS server listens") { await ports.first { _ in true } }
+        guard let port = listening else {
             try await task.value
             throw BrokerClientError("the JWKS server stopped before it listened")
         }
@@ -116,13 +118,7 @@ struct TestSigningKey: Sendable {
     static func rsa(kid: String) async throws -> (rs256: TestSigningKey, ps256: TestSigningKey, rs512: TestSigningKey) {
         let pem = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-rsa-\(UUID().uuidString).pem")
         defer { try? FileManager.default.removeItem(at: pem) }
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", pem.path]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        XCTAssertEqual(openssl.terminationStatus, 0, "openssl made the RSA key")
+        try await ChildProcess.check("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", pem.path])
         let key = try Insecure.RSA.PrivateKey(pem: String(contentsOf: pem, encoding: .utf8))
         let primitives = try key.publicKey.getKeyPrimitives()
         let jwk = #"{"kty":"RSA","kid":"\#(kid)","n":"\#(base64URL(primitives.modulus))","e":"\#(base64URL(primitives.publicExponent))"}"#
@@ -145,18 +141,8 @@ struct TestSigningKey: Sendable {
     }
 }
 
-/// The claims of a Firebase ID token of `project` for `email`.
-func firebaseClaims(
-    project: String = JWKSTests.project, email: String, verified: Bool? = true, ttl: Int64 = 3600
-) -> TokenClaims {
-    let now = Int64(Date().timeIntervalSince1970)
-    return TokenClaims(
-        expiresAt: now + ttl, issuer: "https://securetoken.google.com/\(project)", audiences: [project],
-        strings: ["email": email, "sub": "uid-\(email.hashValue)", "iss": "https://securetoken.google.com/\(project)"],
-        booleans: verified.map { ["email_verified": $0] } ?? [:])
-}
-
 private func base64URL(_ data: Data) -> String {
     data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         .replacingOccurrences(of: "=", with: "")
 }
+#endif

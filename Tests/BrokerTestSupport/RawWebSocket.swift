@@ -8,22 +8,28 @@ import Glibc
 /// reads and sends single frames by hand. It never answers a ping by itself, and when it stops reading it is
 /// the donor whose phone froze. One task uses it at a time (a flood runs in a task of its own while the test
 /// waits for it), hence the unchecked `Sendable`.
+///
+/// Its socket is a blocking one, so every call on it runs on a thread of its own (``blocking(_:deadline:_:)``),
+/// never on the cooperative pool, with a socket timeout and a deadline: a test that waits for a frame fails
+/// instead of hanging.
 final class RawWebSocket: @unchecked Sendable {
     private let fd: Int32
 
-    init(port: Int, token: String, receiveBuffer: Int32 = 4_096) throws {
+    /// Connects to a broker on `port` and completes the handshake with `token`, within 10 s.
+    static func connect(port: Int, token: String, receiveBuffer: Int32 = 4_096) async throws -> RawWebSocket {
+        try await blocking("the WebSocket handshake on port \(port)", deadline: .now + .seconds(12)) {
+            try RawWebSocket(port: port, token: token, receiveBuffer: receiveBuffer)
+        }
+    }
+
+    private init(port: Int, token: String, receiveBuffer: Int32) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         var size = receiveBuffer
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        Self.setTimeout(fd, SO_RCVTIMEO, .seconds(10))
+        Self.setTimeout(fd, SO_SNDTIMEO, .seconds(10))
+        guard Loopback.connect(fd, port: port) == 0 else { throw POSIXError(.ECONNREFUSED) }
         try write(Array(("GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n").utf8))
         // Read the 101 response byte by byte, so that no frame after it is consumed.
@@ -36,15 +42,20 @@ final class RawWebSocket: @unchecked Sendable {
         guard String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 101") else { throw POSIXError(.EPROTO) }
     }
 
+    private static func setTimeout(_ fd: Int32, _ option: Int32, _ timeout: Duration) {
+        var value = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     deinit { close(fd) }
 
     /// Sends a masked text frame, as a client must.
-    func sendText(_ text: String) throws {
-        try sendFrame(opcode: 0x1, Array(text.utf8))
+    func sendText(_ text: String) async throws {
+        try await sendFrame(opcode: 0x1, Array(text.utf8))
     }
 
     /// Sends one short frame with FIN set, masked unless told otherwise.
-    func sendFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true) throws {
+    func sendFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true) async throws {
         precondition(payload.count < 126, "short frames only")
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         var frame: [UInt8] = [0x80 | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
@@ -54,7 +65,7 @@ final class RawWebSocket: @unchecked Sendable {
         } else {
             frame += payload
         }
-        try write(frame)
+        try await blocking("sending a frame") { [frame] in try self.write(frame) }
     }
 
     /// A masked frame as bytes, for ``flood(_:count:for:)``.
@@ -68,9 +79,14 @@ final class RawWebSocket: @unchecked Sendable {
     /// Stops early when the server has stopped taking bytes for a while (a send waits 200 ms at most) or has
     /// closed the socket.
     /// - Returns: how many whole frames were sent.
-    func flood(_ frame: [UInt8], count: Int, for duration: Duration) -> Int {
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    func flood(_ frame: [UInt8], count: Int, for duration: Duration) async throws -> Int {
+        try await blocking("a flood of \(count) frames", deadline: .now + duration + .seconds(10)) {
+            self.floodNow(frame, count: count, for: duration)
+        }
+    }
+
+    private func floodNow(_ frame: [UInt8], count: Int, for duration: Duration) -> Int {
+        Self.setTimeout(fd, SO_SNDTIMEO, .milliseconds(200))
         let perBatch = 1_000
         let batch = Array([[UInt8]](repeating: frame, count: perBatch).joined())
         let deadline = ContinuousClock.now + duration
@@ -87,12 +103,12 @@ final class RawWebSocket: @unchecked Sendable {
     }
 
     /// Sends a close frame with `code`.
-    func sendClose(code: UInt16) throws {
-        try sendFrame(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xFF)])
+    func sendClose(code: UInt16) async throws {
+        try await sendFrame(opcode: 0x8, [UInt8(code >> 8), UInt8(code & 0xFF)])
     }
 
     /// A frame from the server.
-    struct Frame: Equatable {
+    struct Frame: Equatable, Sendable {
         var opcode: UInt8
         var payload: [UInt8]
 
@@ -105,9 +121,22 @@ final class RawWebSocket: @unchecked Sendable {
 
     /// Reads the next frame, waiting at most `timeout`.
     /// - Returns: `nil` when the server closed the socket (or nothing came in time).
-    func readFrame(timeout: Duration = .seconds(10)) throws -> Frame? {
-        var timeval = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeval, socklen_t(MemoryLayout<timeval>.size))
+    func readFrame(timeout: Duration = .seconds(10)) async throws -> Frame? {
+        try await blocking("a frame from the broker", deadline: .now + timeout + .seconds(5)) { self.readFrameNow(timeout: timeout) }
+    }
+
+    /// Whether the server has closed the socket (end of stream within `timeout`), skipping the frames before.
+    func serverClosed(timeout: Duration = .seconds(5)) async throws -> Bool {
+        try await blocking("the broker closing the socket", deadline: .now + timeout * 3 + .seconds(5)) {
+            let deadline = ContinuousClock.now + timeout * 3
+            while ContinuousClock.now < deadline, self.readFrameNow(timeout: timeout) != nil {}
+            var byte: UInt8 = 0
+            return recv(self.fd, &byte, 1, 0) == 0
+        }
+    }
+
+    private func readFrameNow(timeout: Duration) -> Frame? {
+        Self.setTimeout(fd, SO_RCVTIMEO, timeout)
         guard let head = read(2) else { return nil }
         var length = Int(head[1] & 0x7F)
         if length == 126 {
@@ -119,13 +148,6 @@ final class RawWebSocket: @unchecked Sendable {
         }
         guard let payload = read(length) else { return nil }
         return Frame(opcode: head[0] & 0x0F, payload: payload)
-    }
-
-    /// Whether the server has closed the socket (end of stream within `timeout`).
-    func serverClosed(timeout: Duration = .seconds(5)) throws -> Bool {
-        while let _ = try readFrame(timeout: timeout) {}
-        var byte: UInt8 = 0
-        return recv(fd, &byte, 1, 0) == 0
     }
 
     private func read(_ count: Int) -> [UInt8]? {

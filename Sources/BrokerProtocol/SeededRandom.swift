@@ -1,6 +1,8 @@
 import Foundation
 
-/// A small, fast, deterministic random number generator (SplitMix64), so that `--seed 42` replays the same fleet.
+/// A small, fast, deterministic random number generator (SplitMix64), so that `--seed 42` replays the same fleet
+/// and a test's random inputs are the same on every run. The one seeded generator of the package: the simulator,
+/// the load benchmark and every test use it.
 ///
 /// SplitMix64 passes BigCrush and needs one `UInt64` of state, which makes it cheap to fork: every volunteer gets
 /// its own generator derived from the run's seed, and the order in which volunteers run cannot change what each

@@ -1,3 +1,6 @@
+// The live harness reaches the broker's internal types (`BrokerConfiguration`, `Broker`), which only a debug build
+// exposes to `@testable import`; `swift build -c release` builds this target too, and compiles this file empty.
+#if DEBUG
 import BrokerClient
 import BrokerProtocol
 import Foundation
@@ -5,21 +8,25 @@ import HTTPTypes
 import HummingbirdTesting
 import Logging
 import NIOCore
-import ServiceLifecycle
+import Synchronization
 import XCTest
 
 @testable import BrokerCore
 @testable import LocationBroker
 
-/// A real broker on a free port with its own SQLite file, as the tests use it.
+/// A real broker inside the test process, on a free port with its own SQLite file: the one live harness of every
+/// test target. Start it with ``XCTestCase/startBroker(database:_:)`` or ``withLiveBroker(_:_:)``, which stop it
+/// whether the test passes, fails or throws; ``stop()`` may be called any number of times.
 final class LiveBroker: Sendable {
     let running: RunningBroker
     let database: String
+    private let stopping = Mutex<Task<Void, any Error>?>(nil)
 
     static let jwtSecret = "test-secret-0123456789-0123456789-abcdef"
     static let backendKey = "test-backend-key-0123456789-0123456789"
 
-    /// Starts a broker. Pass the `database` of a stopped broker to restart on its file.
+    /// Starts a broker that the caller must stop; prefer ``XCTestCase/startBroker(database:_:)``. Pass the
+    /// `database` of a stopped broker to restart on its file.
     static func start(database: String? = nil, _ adjust: (inout BrokerConfiguration) -> Void = { _ in }) async throws -> LiveBroker {
         var configuration = BrokerConfiguration()
         configuration.port = 0
@@ -41,18 +48,25 @@ final class LiveBroker: Sendable {
 
     var broker: Broker { running.broker }
     var port: Int { running.port }
+    var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
+    var apiURL: String { "http://127.0.0.1:\(port)" }
 
-    /// Shuts down as SIGTERM would, and waits until it has.
+    /// Shuts down as SIGTERM would, and waits until it has (30 s at most). A second call waits for the first.
     func stop() async throws {
-        try await running.stop()
+        let task = stopping.withLock { stopping in
+            if let stopping { return stopping }
+            let running = running
+            let task = Task { try await running.stop() }
+            stopping = task
+            return task
+        }
+        try await task.value(waitingFor: "the broker on port \(port) stopped", deadline: .now + .seconds(30))
     }
 
     /// The value of one metric line of `/metrics`, such as `broker_rejections_total{code="forbidden"}`.
     func metric(_ series: String) -> Double? {
         broker.metrics.value(of: series)
     }
-
-    var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
 
     /// A valid HS256 token for `identity`.
     static func token(_ identity: String, ttl: Int64 = 3600, secret: String = jwtSecret) async throws -> String {
@@ -109,6 +123,27 @@ final class LiveBroker: Sendable {
     }
 }
 
+extension XCTestCase {
+    /// Starts a broker that is stopped when this test ends, whether it passed, failed or threw.
+    func startBroker(database: String? = nil, _ adjust: (inout BrokerConfiguration) -> Void = { _ in }) async throws -> LiveBroker {
+        let live = try await LiveBroker.start(database: database, adjust)
+        addTeardownBlock { try await live.stop() }
+        return live
+    }
+}
+
+/// Runs `body` with a broker started with `adjust`, and stops the broker whether `body` succeeds or throws.
+func withLiveBroker(_ adjust: (inout BrokerConfiguration) -> Void = { _ in }, _ body: (LiveBroker) async throws -> Void) async throws {
+    let live = try await LiveBroker.start(adjust)
+    do {
+        try await body(live)
+    } catch {
+        try? await live.stop()
+        throw error
+    }
+    try await live.stop()
+}
+
 extension TestClient.Response {
     /// The `{"error":{...}}` body of a refusal.
     var error: BrokerError? {
@@ -151,24 +186,4 @@ func position(metresFromHome metres: Double, timestamp: Int64 = WallClock.system
     let point = Geodesy.destination(fromLat: LiveBroker.home.lat, lon: LiveBroker.home.lon, bearing: 0, distance: metres)
     return Position(lat: point.lat, lon: point.lon, accuracy: 5, speed: 8, heading: 180, timestamp: timestamp)
 }
-
-/// Retries `condition` every 100 ms for up to 15 s, then fails: a test that waits never hangs.
-func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(15)
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw BrokerClientError("timed out waiting until \(what)") }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-}
-
-/// Runs `body` with a broker started with `adjust`, and stops the broker whether `body` succeeds or throws.
-func withLiveBroker(_ adjust: (inout BrokerConfiguration) -> Void = { _ in }, _ body: (LiveBroker) async throws -> Void) async throws {
-    let live = try await LiveBroker.start(adjust)
-    do {
-        try await body(live)
-    } catch {
-        try? await live.stop()
-        throw error
-    }
-    try await live.stop()
-}
+#endif
