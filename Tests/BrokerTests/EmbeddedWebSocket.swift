@@ -80,7 +80,7 @@ final class EmbeddedWebSocket {
         let clock = ManualClock(start: 1_700_000_000_000)
         self.clock = clock
         metrics = BrokerMetrics()
-        hub = Hub(settings: HubSettings(), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
+        hub = Hub(settings: HubSettings(BrokerConfiguration()), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
         let messages = ClientMessageHandler(
             hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: heartbeatSeconds, invalidFramesPerMinute: invalidFramesPerMinute)
         channel = EmbeddedChannel()

@@ -50,13 +50,6 @@ final class SettingsDocumentTests: XCTestCase {
         XCTAssertTrue(output.contains("(LOCATION_BROKER_PORT; default 8080; 0 to 65535)"), output)
     }
 
-    /// `HubSettings` keeps its own defaults for the hub's tests; they must be the table's.
-    func testTheHubsDefaultsAreTheSettingsDefaults() {
-        XCTAssertEqual(
-            String(describing: HubSettings()), String(describing: HubSettings(BrokerConfiguration())),
-            "HubSettings' initial values differ from BrokerConfiguration's defaults")
-    }
-
     /// Where another document names a setting and its default, `` `key` (default V`` or `` `key` (V)``, V is
     /// the table's default (a unit may follow it: `(default 30 s)`).
     func testOtherDocumentsQuoteTheTablesDefaults() throws {

@@ -124,8 +124,15 @@ final class HubFixture {
     let hub: Hub
     private var revision: Int64 = 0
 
+    /// The limits the core's tests run with (the broker's own defaults live in its settings table, which the
+    /// core does not see): the documented defaults at the time of writing, so the scenarios read as in production.
+    static let settings = HubSettings(
+        historySize: 32, arrivalRadiusMeters: 150, publishRate: 1, publishBurst: 5, presenceTimeoutMilliseconds: 60_000,
+        maxSubscriptionsPerConnection: 16, outboxBytes: 262_144, slowConsumerStall: .seconds(10), maxConnectionsPerIdentity: 4,
+        windowToleranceMilliseconds: 2_000, maxPositionAgeMilliseconds: 600_000)
+
     init(framing: Framing = .plain, cluster: (any ClusterLink)? = nil, _ configure: (inout HubSettings) -> Void = { _ in }) {
-        var settings = HubSettings()
+        var settings = Self.settings
         configure(&settings)
         self.settings = settings
         hub = Hub(settings: settings, metrics: metrics, cluster: cluster, clock: clock.wallClock, framing: framing)

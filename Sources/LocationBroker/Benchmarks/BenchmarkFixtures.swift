@@ -30,7 +30,7 @@ public final class PublishFixture: Sendable {
     /// the volunteer online) and drains every outbox, so the outboxes are empty when measuring starts.
     /// - Throws: ``FixtureError`` if a donor could not subscribe or a publish does not reach every subscriber.
     public init(subscribers: Int) throws {
-        var settings = HubSettings()
+        var settings = HubSettings(BrokerConfiguration())
         settings.publishRate = 1_000_000_000
         settings.publishBurst = 1_000_000_000
         let hub = Hub(settings: settings, metrics: BrokerMetrics(), framing: TextFrame.framing)
