@@ -32,7 +32,9 @@ final class SlowConsumerTests: XCTestCase {
             let ack = try await volunteer.publish(position(metresFromHome: 2_000))
             XCTAssertTrue(ack.tracking)
             // The watching donor receives every position, in order, without gaps.
+            let deadline = ContinuousClock.now + .seconds(15)
             while true {
+                guard ContinuousClock.now < deadline else { throw WaitTimeout("the watching donor receives seq \(ack.seq ?? -1)", deadline: deadline) }
                 let frame = try await donor.next()
                 guard case .position(let update) = frame else { continue }
                 if let expected = expectedSeq { XCTAssertEqual(update.seq, expected) }
