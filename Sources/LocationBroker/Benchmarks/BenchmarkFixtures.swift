@@ -10,11 +10,12 @@ import Logging
 /// microbenchmark. Exists only for Benchmarks/Micro; not part of the broker's API.
 ///
 /// Built the way the broker builds it: one donation per donor, all `BEING-LOOKED-FOR` with the same volunteer,
-/// each donor connected and subscribed to the volunteer's channel. The publish limit is raised so that it never
-/// refuses a benchmark's publish, and the position stays far from every destination, so no arrival fires.
+/// each donor connected and subscribed to the volunteer's channel. The publish limit and the maximum age of a fix are
+/// raised so that neither refuses a benchmark's publish, the position is stamped when the fixture is made (after the
+/// donations' trackable windows opened, so it is kept for them), and it stays far from every destination, so no
+/// arrival fires.
 /// Each donor's sink is the broker's own ``Outbox`` with no socket writer attached: the fixture takes the queued
-/// frames itself, as ``SocketWriter`` does on the socket's event loop, so the event-loop hop and the socket
-/// write are not measured.
+/// frames itself, as ``SocketWriter`` does on the socket's event loop, so the event-loop hop and the socket write are not measured.
 @_spi(Benchmarks)
 public final class PublishFixture: Sendable {
     /// The channel every subscriber watches.
@@ -24,7 +25,7 @@ public final class PublishFixture: Sendable {
 
     private let hub: Hub
     private let outboxes: [Outbox]
-    private let position = Position(lat: -34.6200, lon: -58.4400, accuracy: 5, speed: 8.5, heading: 270, timestamp: 1_795_000_000_000)
+    private let position: Position
 
     /// Builds the hub, the donations, the connections and the subscriptions, publishes once (which also reports
     /// the volunteer online) and drains every outbox, so the outboxes are empty when measuring starts.
@@ -33,6 +34,8 @@ public final class PublishFixture: Sendable {
         var settings = HubSettings(BrokerConfiguration())
         settings.publishRate = 1_000_000_000
         settings.publishBurst = 1_000_000_000
+        // A fixed timestamp would be older than the maximum age, and earlier than the windows opened below.
+        settings.maxPositionAgeMilliseconds = .max / 4
         let hub = Hub(settings: settings, metrics: BrokerMetrics(), framing: TextFrame.framing)
         let logger = Logger(label: "benchmark")
         let home = Home(lat: -34.6037, lon: -58.3816, label: "Av. Corrientes 1234")
@@ -56,6 +59,7 @@ public final class PublishFixture: Sendable {
         }
         self.hub = hub
         self.outboxes = outboxes
+        self.position = Position(lat: -34.6200, lon: -58.4400, accuracy: 5, speed: 8.5, heading: 270, timestamp: WallClock.system.now())
         self.subscriberCount = subscribers
         _ = publishOnce()
         let delivered = publishOnce()
