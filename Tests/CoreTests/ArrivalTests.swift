@@ -42,4 +42,24 @@ final class ArrivalTests: XCTestCase {
         fixture.publish(metres: 20)
         XCTAssertEqual(try sink.frames().map(\.type), ["state", "state", "position"], "still far from the institution")
     }
+    /// The keeper skips a destination whose latitude alone is farther than the radius (a great circle is never
+    /// shorter than its north-south part), so most publishes cost no trigonometry; the radius stays exact: due
+    /// north, just outside and just inside; due east, where latitude says nothing.
+    func testTheArrivalRadiusIsExactDueNorthAndDueEast() throws {
+        for bearing in [0.0, 90.0] {
+            let fixture = HubFixture()
+            fixture.move(to: .beingLookedFor)
+            let (_, sink) = try fixture.watcher()
+            func publish(_ metres: Double) {
+                let point = Geodesy.destination(fromLat: HubFixture.home.lat, lon: HubFixture.home.lon, bearing: bearing, distance: metres)
+                fixture.clock.advance(by: 1_000)
+                _ = fixture.hub.publish(
+                    as: fixture.volunteer, position: Position(lat: point.lat, lon: point.lon, accuracy: 5, speed: 8, heading: 0, timestamp: fixture.clock.now))
+            }
+            publish(150.5)
+            XCTAssertEqual(try sink.frames().map(\.type), ["presence", "position"], "bearing \(bearing): 150.5 m is outside 150 m")
+            publish(149.5)
+            XCTAssertEqual(try sink.frames().map(\.type), ["position", "arrival"], "bearing \(bearing): 149.5 m is inside 150 m")
+        }
+    }
 }

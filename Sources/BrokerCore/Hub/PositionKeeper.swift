@@ -34,8 +34,14 @@ struct PositionKeeper: Sendable {
     /// for the donations in `trackable` only (the ones the position was kept for).
     private func announceArrivals(_ channel: VolunteerChannel, position: Position, among trackable: [String]) {
         let watch = channel.arrivalWatch
+        // A great circle is never shorter than its north-south part (haversine: `a >= sin²(Δφ/2)`), so a
+        // destination whose latitude alone is farther than the radius is skipped without the trigonometry: with
+        // many donations on one channel, the distances were a sixth of a fan-out's instructions. The margin
+        // (about 0.1 mm) keeps rounding from ever skipping a destination inside the radius.
+        let latitudeReach = settings.arrivalRadiusMeters / Geodesy.earthRadius * 180 / .pi + 1e-9
         // Only coordinates are read per donation; a gate is touched only when an arrival fires.
         for index in watch.indices {
+            guard abs(watch[index].lat - position.lat) <= latitudeReach else { continue }
             let distance = Geodesy.distance(fromLat: position.lat, lon: position.lon, toLat: watch[index].lat, lon: watch[index].lon)
             guard distance <= settings.arrivalRadiusMeters else { continue }
             let id = watch[index].id
