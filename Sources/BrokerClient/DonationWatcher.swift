@@ -24,21 +24,7 @@ public final class DonationWatcher: AsyncSequence, Sendable {
     public typealias Element = DonationEvent
 
     /// Why watching ended.
-    public enum End: Sendable, Equatable {
-        /// The broker ended the subscription: delivered, cancelled, volunteer changed (access revoked), deleted.
-        case unsubscribed(ServerFrame.UnsubscribeReason)
-        /// The first subscribe was refused (forbidden, not-found, not-trackable...).
-        case refused(ErrorCode, message: String)
-        /// A subscribe after a reconnect was refused: the donation most likely ended while the connection was down.
-        case refusedAfterReconnect(ErrorCode, message: String)
-        /// The broker refused the token, even a fresh one.
-        case unauthorized(String)
-        /// No connection could be made and the policy says to stop (a wrong address, or a client bug the broker
-        /// closed the connection for).
-        case connectionFailed(String)
-        /// The task running ``DonationWatcher/run()`` was cancelled.
-        case stopped
-    }
+    public typealias End = WatchEnd
 
     /// The numbers a watcher uses.
     public struct Options: Sendable {
@@ -70,11 +56,11 @@ public final class DonationWatcher: AsyncSequence, Sendable {
         }
     }
 
-    private let url: String
     private let target: ClientFrame.Target
     private let options: Options
     private let logger: Logger
-    private let token: @Sendable () async throws -> String
+    /// Opens each connection: the URL, the token provider and the open timeout, kept for every reconnect.
+    private let connector: ReconnectingConnector
     private let random: any RandomNumberGenerator & Sendable
     private let stream: AsyncStream<DonationEvent>
     private let continuation: AsyncStream<DonationEvent>.Continuation
@@ -87,11 +73,10 @@ public final class DonationWatcher: AsyncSequence, Sendable {
         url: String, target: ClientFrame.Target, options: Options = Options(), logger: Logger = Logger(label: "donation-watcher"),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), token: @escaping @Sendable () async throws -> String
     ) {
-        self.url = url
         self.target = target
         self.options = options
         self.logger = logger
-        self.token = token
+        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
         self.random = random
         (stream, continuation) = AsyncStream.makeStream(of: DonationEvent.self, bufferingPolicy: .bufferingNewest(Swift.max(1, options.bufferLimit)))
     }
@@ -104,7 +89,7 @@ public final class DonationWatcher: AsyncSequence, Sendable {
     @discardableResult
     public func run() async -> End {
         var session = Session(
-            options: options, connector: ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token),
+            options: options, connector: connector,
             random: random)
         let end = await session.run(self)
         continuation.finish()

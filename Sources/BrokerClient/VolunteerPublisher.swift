@@ -80,10 +80,10 @@ public final class VolunteerPublisher: Sendable {
         var audience: Audience?
     }
 
-    private let url: String
     private let options: Options
     private let logger: Logger
-    private let token: @Sendable () async throws -> String
+    /// Opens each connection: the URL, the token provider and the open timeout, kept for every reconnect.
+    private let connector: ReconnectingConnector
     private let random: any RandomNumberGenerator & Sendable
     private let outbox = Mutex(Outbox())
     private let stream: AsyncStream<Event>
@@ -94,10 +94,9 @@ public final class VolunteerPublisher: Sendable {
         url: String, options: Options = Options(), logger: Logger = Logger(label: "volunteer-publisher"),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), token: @escaping @Sendable () async throws -> String
     ) {
-        self.url = url
         self.options = options
         self.logger = logger
-        self.token = token
+        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
         self.random = random
         (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
     }
@@ -132,7 +131,7 @@ public final class VolunteerPublisher: Sendable {
     /// Keeps and reconnects until the task running it is cancelled or the token is refused for good. Call once.
     public func run() async {
         var machine = ConnectionStateMachine(policy: options.policy, random: random)
-        var connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
+        var connector = connector
         var action = machine.start()
         var connectedOnce = false
         defer { continuation.finish() }

@@ -1,20 +1,7 @@
 import BrokerProtocol
 
-/// Why watching stopped, with the exit status and the words the donor is told.
-public enum WatchEnd: Sendable, Equatable {
-    /// The broker ended the subscription: delivered, cancelled, volunteer changed, deleted, or on request.
-    case unsubscribed(ServerFrame.UnsubscribeReason)
-    /// The first subscribe was refused (forbidden, not-found, not-trackable, ...).
-    case refused(ErrorCode, message: String)
-    /// A subscribe after a reconnect was refused: the donation most likely ended while the connection was down.
-    case refusedAfterReconnect(ErrorCode, message: String)
-    /// The broker could not be reached or refused the connection for another reason than the token.
-    case connectionFailed(String)
-    /// The broker did not accept the token.
-    case unauthorized(String)
-    /// The donor pressed Ctrl-C (or the process was asked to stop).
-    case interrupted
-
+/// The terminal's words and exit codes for each way watching can end.
+extension WatchEnd {
     /// The process exit status: 0 delivered, 1 another end of tracking, 2 refused subscribe, 3 no connection, 130 Ctrl-C.
     public var exitCode: Int32 {
         switch self {
@@ -22,7 +9,7 @@ public enum WatchEnd: Sendable, Equatable {
         case .unsubscribed, .refusedAfterReconnect: 1
         case .refused: 2
         case .connectionFailed, .unauthorized: 3
-        case .interrupted: 130
+        case .stopped: 130
         }
     }
 
@@ -34,7 +21,7 @@ public enum WatchEnd: Sendable, Equatable {
         case .refusedAfterReconnect(let code, _): "refused-after-reconnect:\(code.rawValue)"
         case .connectionFailed: "no-connection"
         case .unauthorized: "unauthorized"
-        case .interrupted: "interrupted"
+        case .stopped: "interrupted"
         }
     }
 
@@ -53,7 +40,7 @@ public enum WatchEnd: Sendable, Equatable {
         case .refusedAfterReconnect: "Tracking ended while disconnected"
         case .connectionFailed: "No connection to the broker"
         case .unauthorized: "Token not accepted"
-        case .interrupted: "Stopped"
+        case .stopped: "Stopped"
         }
     }
 
@@ -80,7 +67,7 @@ public enum WatchEnd: Sendable, Equatable {
             return "Could not connect to the broker: \(why)"
         case .unauthorized(let why):
             return "The broker did not accept your token: \(why)"
-        case .interrupted:
+        case .stopped:
             return "Stopped."
         }
     }

@@ -64,13 +64,13 @@ final class WatchSession {
             case .finished(let reason):
                 // Every event was yielded before `run()` returned: take the ones still queued first.
                 await forwarding.value
-                end = Self.watchEnd(reason)
+                end = reason
                 feed.finish()
             }
         }
         ticking.cancel()
         running.cancel()
-        return finish(state.ended ?? end ?? .interrupted)
+        return finish(state.ended ?? end ?? .stopped)
     }
 
     // MARK: Events to the reducer
@@ -119,7 +119,7 @@ final class WatchSession {
             if case .unsubscribed(let reason) = end, let facts {
                 show(state.apply(.unsubscribed(.init(re: nil, channel: facts.channel, donation: facts.donation, reason: reason)), now: now), now: now)
             } else {
-                apply(.ended(Self.watchEnd(end)))
+                apply(.ended(end))
             }
         }
     }
@@ -129,18 +129,6 @@ final class WatchSession {
         ServerFrame.Subscribed(
             re: nil, channel: facts.channel, donation: facts.donation, state: facts.state, tracking: facts.tracking,
             destination: facts.destination, home: facts.home, institution: facts.institution, last: nil, online: facts.online)
-    }
-
-    /// The watcher's end in the words and exit codes of the terminal.
-    static func watchEnd(_ end: DonationWatcher.End) -> WatchEnd {
-        switch end {
-        case .unsubscribed(let reason): .unsubscribed(reason)
-        case .refused(let code, let message): .refused(code, message: message)
-        case .refusedAfterReconnect(let code, let message): .refusedAfterReconnect(code, message: message)
-        case .unauthorized(let why): .unauthorized(why)
-        case .connectionFailed(let why): .connectionFailed(why)
-        case .stopped: .interrupted
-        }
     }
 
     // MARK: Helpers

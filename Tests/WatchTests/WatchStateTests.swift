@@ -118,7 +118,7 @@ final class WatchStateTests: XCTestCase {
         XCTAssertEqual(update.entries.first?.text, "Delivered to Caritas Palermo. Thank you!")
         let after = state
         state.apply(Fixtures.position(seq: 1, lat: -34.6, lon: -58.4, at: t0), now: t0 + 1)
-        state.apply(.ended(.interrupted), now: t0 + 2)
+        state.apply(.ended(.stopped), now: t0 + 2)
         XCTAssertEqual(state, after)
     }
 
@@ -132,7 +132,7 @@ final class WatchStateTests: XCTestCase {
         XCTAssertEqual(WatchEnd.refusedAfterReconnect(.notFound, message: "no").exitCode, 1)
         XCTAssertEqual(WatchEnd.connectionFailed("refused").exitCode, 3)
         XCTAssertEqual(WatchEnd.unauthorized("expired").exitCode, 3)
-        XCTAssertEqual(WatchEnd.interrupted.exitCode, 130)
+        XCTAssertEqual(WatchEnd.stopped.exitCode, 130)
     }
 
     func testReconnectResubscribesSinceTheHighestSeqAndReplaysOnlyNewPositions() {
