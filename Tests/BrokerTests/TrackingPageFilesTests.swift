@@ -16,6 +16,15 @@ final class TrackingPageFilesTests: XCTestCase {
         try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
     }
 
+    /// The page's files are compiled in (`embedInCode`): the build leaves no resource bundle of the broker's
+    /// beside the executable, so the binary can be copied alone (README, docs/CLIENTS.md). A `.copy` or
+    /// `.process` rule would make `location-broker_LocationBroker.resources` appear here.
+    func testTheBrokerNeedsNoResourceFolderBesideItsBinary() async throws {
+        let folder = try await BrokerProcess.executable().deletingLastPathComponent()
+        let beside = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        XCTAssertEqual(beside.filter { $0.hasSuffix("_LocationBroker.resources") || $0.hasSuffix("_BrokerCore.resources") }, [])
+    }
+
     func testTheServedPageIsTheRepositorysFiles() async throws {
         let live = try await startBroker()
         let page = try await live.request(.get, "/track/d-1")
