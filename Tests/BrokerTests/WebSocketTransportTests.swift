@@ -125,6 +125,26 @@ final class WebSocketTransportTests: XCTestCase {
         XCTAssertFalse(socket.isOpen)
     }
 
+    /// The end of the shutdown grace (`Hub.abortAll`): a socket whose client never answered the 1001 is cut at
+    /// once, not after another close grace; so is one the broker had not even closed.
+    func testAnAbortCutsTheSocketAtOnce() throws {
+        let closing = try welcomed()
+        defer { closing.stop() }
+        closing.hub.closeAll(code: 1001, reason: "server shutting down")
+        XCTAssertEqual(onlyClose(try closing.frames())?.code, 1001)
+        closing.advance(by: .milliseconds(500))
+        XCTAssertTrue(closing.isOpen, "within the close grace")
+        closing.hub.abortAll()
+        closing.advance(by: .zero)
+        XCTAssertFalse(closing.isOpen, "cut at once, 1.5 s before the grace would have cut it")
+
+        let open = try welcomed()
+        defer { open.stop() }
+        open.hub.abortAll()
+        open.advance(by: .zero)
+        XCTAssertFalse(open.isOpen, "cut at once, without a close grace")
+    }
+
     func testAClientThatClosesAndStopsReadingIsCutAfterTheGrace() throws {
         let socket = try welcomed()
         defer { socket.stop() }

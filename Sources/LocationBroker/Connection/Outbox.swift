@@ -12,8 +12,9 @@ import Synchronization
 /// core's ``OutboxQueue``; this class adds the lock around it, the WebSocket's control frames and the drain
 /// scheduling. Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it)
 /// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. Every close
-/// also cuts the socket a moment later (``setAbortHandler(_:)``), since a client that does not read cannot
-/// receive the close frame.
+/// is reported to the connection's handler (``setHandlers(closeQueued:abort:)``), whose state machine cuts the
+/// socket after the close grace, since a client that does not read cannot receive the close frame; ``abort()``
+/// cuts it at once.
 ///
 /// References: the outbox holds its writer (to schedule drains and write); the writer holds no outbox, and
 /// ``LoopDrains`` holds an outbox only between a schedule and the drain it asked for. Its lock is a leaf
@@ -32,6 +33,9 @@ final class Outbox: FrameSink {
 
     private struct State {
         var queue: OutboxQueue
+        /// Tells the handler a close was queued (it starts the close grace); used once.
+        var onCloseQueued: (@Sendable () -> Void)?
+        /// Cuts the socket now.
         var onAbort: (@Sendable () -> Void)?
         /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served.
         var writer: SocketWriter?
@@ -51,10 +55,10 @@ final class Outbox: FrameSink {
             return writer
         }
 
-        /// The abort handler, once: a close or an abort uses it up.
-        mutating func takeAbort() -> (@Sendable () -> Void)? {
-            defer { onAbort = nil }
-            return onAbort
+        /// The close-queued handler, once: the first close uses it up.
+        mutating func takeCloseQueued() -> (@Sendable () -> Void)? {
+            defer { onCloseQueued = nil }
+            return onCloseQueued
         }
     }
 
@@ -64,13 +68,18 @@ final class Outbox: FrameSink {
         state = Mutex(State(queue: OutboxQueue(limit: limit, stallLimit: stallLimit)))
     }
 
-    /// Sets what cuts the socket when a close does not happen in time (the handler waits a moment itself).
-    func setAbortHandler(_ handler: @escaping @Sendable () -> Void) {
-        state.withLock { $0.onAbort = handler }
+    /// Sets what the connection's handler does, from any thread, when the first close is queued (it starts the
+    /// close grace, after which its state machine cuts a socket that did not finish the handshake), and when the
+    /// broker gives up on the socket at once (``abort()``).
+    func setHandlers(closeQueued: @escaping @Sendable () -> Void, abort: @escaping @Sendable () -> Void) {
+        state.withLock {
+            $0.onCloseQueued = closeQueued
+            $0.onAbort = abort
+        }
     }
 
     func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
-        let (result, drain, abort) = state.withLock { state -> (EnqueueResult, SocketWriter?, (@Sendable () -> Void)?) in
+        let (result, drain, closeQueued) = state.withLock { state -> (EnqueueResult, SocketWriter?, (@Sendable () -> Void)?) in
             let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: ContinuousClock.now)
             switch result {
             case .queued: return (result, state.claimDrain(), nil)
@@ -78,11 +87,11 @@ final class Outbox: FrameSink {
                 // The queue now holds the 4008 close: no pong or heartbeat is owed any more.
                 state.pendingPong = nil
                 state.pendingPing = false
-                return (result, state.claimDrain(), state.takeAbort())
+                return (result, state.claimDrain(), state.takeCloseQueued())
             case .conflated, .closed: return (result, nil, nil)
             }
         }
-        abort?()
+        closeQueued?()
         drain?.schedule(self)
         return result
     }
@@ -143,27 +152,31 @@ final class Outbox: FrameSink {
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
     /// The socket is cut outright a moment later if the close handshake has not finished by then.
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        let (drain, abort) = state.withLock { state -> (SocketWriter?, (@Sendable () -> Void)?) in
+        let (drain, closeQueued) = state.withLock { state -> (SocketWriter?, (@Sendable () -> Void)?) in
             guard state.queue.close(code: code, reason: reason, discardPending: discardPending) else { return (nil, nil) }
             // Once the broker closes, the client is owed no pong, and no heartbeat is due.
             state.pendingPong = nil
             state.pendingPing = false
-            return (state.claimDrain(), state.takeAbort())
+            return (state.claimDrain(), state.takeCloseQueued())
         }
-        abort?()
+        closeQueued?()
         drain?.schedule(self)
     }
 
-    /// Cuts the socket through the abort handler, if it has not been used yet.
+    /// Cuts the socket now, without waiting for a close handshake or the close grace (the end of the shutdown
+    /// grace).
     func abort() {
-        state.withLock { $0.takeAbort() }?()
+        state.withLock { state -> (@Sendable () -> Void)? in
+            defer {
+                state.onAbort = nil
+                state.onCloseQueued = nil
+            }
+            return state.onAbort
+        }?()
     }
 
     /// Whether a close has been asked for, or the connection is over.
     var isClosing: Bool { state.withLock { $0.queue.isClosing || $0.queue.isFinished } }
-
-    /// Whether nothing more will be written: the close was written, or the socket is gone.
-    var isFinished: Bool { state.withLock { $0.queue.isFinished } }
 
     /// Bytes queued now.
     var queuedBytes: Int { state.withLock { $0.queue.bytes } }
@@ -175,6 +188,7 @@ final class Outbox: FrameSink {
             state.queue.finish()
             state.pendingPong = nil
             state.pendingPing = false
+            state.onCloseQueued = nil
             state.onAbort = nil
             state.writer = nil
         }

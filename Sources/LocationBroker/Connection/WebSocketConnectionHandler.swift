@@ -92,11 +92,11 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         let connection = hub.connect(identity, sink: outbox, logger: logger)
         let eventLoop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: eventLoop)
-        // Called once, from any thread, when a close is queued (4008, 4001, 4009, 1001...) or the broker gives
-        // up on the socket: the state machine starts the close grace.
-        outbox.setAbortHandler {
-            eventLoop.execute { handler.value.perform(handler.value.life.brokerCloseQueued()) }
-        }
+        // From any thread: a close was queued (4008, 4001, 4009, 1001...), and the state machine starts the close
+        // grace; or the broker gives up on the socket (the end of the shutdown grace), and it is cut at once.
+        outbox.setHandlers(
+            closeQueued: { eventLoop.execute { handler.value.perform(handler.value.life.brokerCloseQueued()) } },
+            abort: { eventLoop.execute { handler.value.perform(.abort) } })
         let writer = SocketWriter(
             channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.connection = connection
