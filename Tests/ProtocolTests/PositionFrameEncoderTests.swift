@@ -79,15 +79,19 @@ final class PositionFrameEncoderTests: XCTestCase {
     }
 
     private func written(_ value: Double) -> String {
-        var out: [UInt8] = []
-        PositionFrameEncoder.appendNumber(&out, value)
-        return String(decoding: out, as: UTF8.self)
+        write { $0.number(value) }
     }
 
     private func writtenInteger(_ value: Int64) -> String {
-        var out: [UInt8] = []
-        PositionFrameEncoder.appendInteger(&out, value)
-        return String(decoding: out, as: UTF8.self)
+        write { $0.integer(value) }
+    }
+
+    private func write(_ body: (inout PositionFrameEncoder.ByteWriter) -> Void) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: PositionFrameEncoder.maximumNumberBytes) { buffer in
+            var writer = PositionFrameEncoder.ByteWriter(buffer)
+            body(&writer)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<writer.count]), as: UTF8.self)
+        }
     }
 
     /// The doubles where formatting changes shape: signs, zeros, whole numbers, the switch to exponents at 1e-4
@@ -175,6 +179,11 @@ final class PositionFrameEncoderTests: XCTestCase {
             XCTAssertEqual(
                 PositionFrameEncoder.encode(channel: channel, seq: seq, position: position),
                 Oracle.encode(channel: channel, seq: seq, position: position), "\(channel) \(position)")
+            // The position object alone, appended after bytes already there (as the load client writes its publishes).
+            var appended = Array(channel.utf8), expected = Array(channel.utf8)
+            PositionFrameEncoder.appendPosition(&appended, position)
+            Oracle.appendPosition(&expected, position)
+            XCTAssertEqual(appended, expected)
         }
     }
 }
