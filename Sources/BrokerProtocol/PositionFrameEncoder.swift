@@ -2,77 +2,150 @@
 ///
 /// This is the publish path's one encoding: the bytes it returns are handed to every subscriber.
 /// The output is byte-for-byte what ``WireJSON/encoder()`` writes for ``ServerFrame/position(_:)``
-/// (sorted keys), which ProtocolTests check.
+/// (sorted keys), which ProtocolTests check. It is on every publish's path, so it writes into one buffer sized
+/// for the longest frame the channel allows: no intermediate `String` is trimmed or appended, and the array
+/// does not grow piece by piece (issue 17; ProtocolTests' `PositionFrameEncoderTests` hold the bytes to the
+/// former encoder's).
 public enum PositionFrameEncoder {
+    /// The most bytes `Double.description` writes ("-2.2250738585072014e-308" is 24), with a margin.
+    static let maximumNumberBytes = 32
+    /// The most bytes a position object takes: its keys and punctuation, five numbers and the timestamp.
+    static let maximumPositionBytes = 64 + 5 * maximumNumberBytes + 20
+    /// The frame's bytes around the channel and the position object, the sequence number included.
+    private static let maximumFrameOverhead = 64 + 20
+
     /// Encodes `{"channel":..,"position":{..},"seq":..,"type":"position"}`.
     public static func encode(channel: String, seq: Int64, position: Position) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(160 + channel.utf8.count)
-        append(&out, #"{"channel":"#)
-        appendString(&out, channel)
-        append(&out, #","position":"#)
-        appendPosition(&out, position)
-        append(&out, #","seq":"#)
-        append(&out, String(seq))
-        append(&out, #","type":"position"}"#)
-        return out
+        var channel = channel
+        return channel.withUTF8 { channel in
+            // An escape takes at most 6 bytes (\u00XX) for one byte of the channel.
+            let capacity = maximumFrameOverhead + 6 * channel.count + maximumPositionBytes
+            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                var writer = ByteWriter(buffer)
+                writer.literal(#"{"channel":"#)
+                writer.string(channel)
+                writer.literal(#","position":"#)
+                writer.position(position)
+                writer.literal(#","seq":"#)
+                writer.integer(seq)
+                writer.literal(#","type":"position"}"#)
+                count = writer.count
+            }
+        }
     }
 
     /// Appends a position object with its keys in sorted order, leaving out absent optional fields.
     public static func appendPosition(_ out: inout [UInt8], _ position: Position) {
-        out.append(UInt8(ascii: "{"))
-        var first = true
-        func field(_ name: String, _ value: Double?) {
-            guard let value else { return }
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            out.append(UInt8(ascii: "\""))
-            append(&out, name)
-            append(&out, "\":")
-            appendNumber(&out, value)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumPositionBytes) { buffer in
+            var writer = ByteWriter(buffer)
+            writer.position(position)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<writer.count]))
         }
-        field("accuracy", position.accuracy)
-        field("heading", position.heading)
-        field("lat", position.lat)
-        field("lon", position.lon)
-        field("speed", position.speed)
-        append(&out, #","timestamp":"#)
-        append(&out, String(position.timestamp))
-        out.append(UInt8(ascii: "}"))
     }
 
-    /// Writes a finite double the way JSONEncoder does: the shortest form that reads back the same,
-    /// with no ".0" on whole numbers.
-    static func appendNumber(_ out: inout [UInt8], _ value: Double) {
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        append(&out, text)
-    }
+    /// Writes into a buffer the caller has sized for what is written (each write checks it in debug builds).
+    struct ByteWriter {
+        private let buffer: UnsafeMutableBufferPointer<UInt8>
+        /// Bytes written so far.
+        private(set) var count = 0
 
-    static func append(_ out: inout [UInt8], _ text: String) {
-        out.append(contentsOf: text.utf8)
-    }
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+            self.buffer = buffer
+        }
 
-    /// Writes a JSON string literal with the escapes JSON requires.
-    static func appendString(_ out: inout [UInt8], _ text: String) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): append(&out, "\\\"")
-            case UInt8(ascii: "\\"): append(&out, "\\\\")
-            case 0x0A: append(&out, "\\n")
-            case 0x0D: append(&out, "\\r")
-            case 0x09: append(&out, "\\t")
-            case 0x08: append(&out, "\\b")
-            case 0x0C: append(&out, "\\f")
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                append(&out, "\\u00")
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
+        mutating func byte(_ byte: UInt8) {
+            assert(count < buffer.count)
+            buffer[count] = byte
+            count += 1
+        }
+
+        mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            precondition(count + bytes.count <= buffer.count)
+            (buffer.baseAddress! + count).update(from: source, count: bytes.count)
+            count += bytes.count
+        }
+
+        mutating func literal(_ literal: StaticString) {
+            bytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+
+        /// A position object, keys sorted, absent optional fields left out.
+        mutating func position(_ position: Position) {
+            byte(UInt8(ascii: "{"))
+            var first = true
+            func field(_ writer: inout ByteWriter, _ key: StaticString, _ value: Double?) {
+                guard let value else { return }
+                if !first { writer.byte(UInt8(ascii: ",")) }
+                first = false
+                writer.literal(key)
+                writer.number(value)
+            }
+            field(&self, #""accuracy":"#, position.accuracy)
+            field(&self, #""heading":"#, position.heading)
+            field(&self, #""lat":"#, position.lat)
+            field(&self, #""lon":"#, position.lon)
+            field(&self, #""speed":"#, position.speed)
+            literal(#","timestamp":"#)
+            integer(position.timestamp)
+            byte(UInt8(ascii: "}"))
+        }
+
+        /// A finite double the way JSONEncoder writes it: the shortest form that reads back the same, with no
+        /// ".0" on whole numbers. `description`'s bytes are copied once, the ".0" left out by length.
+        mutating func number(_ value: Double) {
+            var text = value.description
+            text.withUTF8 { utf8 in
+                precondition(utf8.count <= maximumNumberBytes)
+                var length = utf8.count
+                if length >= 2, utf8[length - 2] == UInt8(ascii: "."), utf8[length - 1] == UInt8(ascii: "0") { length -= 2 }
+                bytes(UnsafeBufferPointer(rebasing: utf8[..<length]))
             }
         }
-        out.append(UInt8(ascii: "\""))
+
+        /// An integer's decimal digits, as `String(value)` spells them, without making the string.
+        mutating func integer(_ value: Int64) {
+            if value < 0 { byte(UInt8(ascii: "-")) }
+            // The magnitude is unsigned, so Int64.min has one too. Digits are written last first, then reversed.
+            var magnitude = value.magnitude
+            let start = count
+            repeat {
+                byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
+                magnitude /= 10
+            } while magnitude != 0
+            buffer[start..<count].reverse()
+        }
+
+        /// A JSON string literal with the escapes JSON requires; runs that need none are copied whole.
+        mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
+            byte(UInt8(ascii: "\""))
+            var runStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                escape(byte)
+                runStart = index + 1
+            }
+            bytes(UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            byte(UInt8(ascii: "\""))
+        }
+
+        private mutating func escape(_ byte: UInt8) {
+            switch byte {
+            case UInt8(ascii: "\""): literal("\\\"")
+            case UInt8(ascii: "\\"): literal("\\\\")
+            case 0x0A: literal("\\n")
+            case 0x0D: literal("\\r")
+            case 0x09: literal("\\t")
+            case 0x08: literal("\\b")
+            case 0x0C: literal("\\f")
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                literal("\\u00")
+                self.byte(hex.utf8Start[Int(byte >> 4)])
+                self.byte(hex.utf8Start[Int(byte & 0x0F)])
+            }
+        }
     }
 }

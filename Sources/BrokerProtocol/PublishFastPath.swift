@@ -29,22 +29,21 @@ enum PublishFastPath {
             var position: Position?
             guard take(UInt8(ascii: "{")) else { return nil }
             repeat {
-                guard let key = string() else { return nil }
-                guard take(UInt8(ascii: ":")) else { return nil }
-                switch key {
-                case "type" where !sawType:
-                    guard string() == "publish" else { return nil }
+                // Keys are compared as bytes: no String is made for them, nor for "publish".
+                guard let key = rawString(), take(UInt8(ascii: ":")) else { return nil }
+                if matches(key, "type") {
+                    guard !sawType, let value = rawString(), matches(value, "publish") else { return nil }
                     sawType = true
-                case "id" where id == nil:
-                    guard let value = string(), value.utf8.count <= ClientFrame.maximumIDLength else { return nil }
+                } else if matches(key, "id") {
+                    guard id == nil, let value = string(), value.utf8.count <= ClientFrame.maximumIDLength else { return nil }
                     id = value
-                case "channel" where channel == nil:
-                    guard let value = string(), let canonical = Identity.canonical(value) else { return nil }
+                } else if matches(key, "channel") {
+                    guard channel == nil, let value = string(), let canonical = Identity.canonical(value) else { return nil }
                     channel = canonical
-                case "position" where position == nil:
-                    guard let value = positionObject() else { return nil }
+                } else if matches(key, "position") {
+                    guard position == nil, let value = positionObject() else { return nil }
                     position = value
-                default:
+                } else {
                     return nil
                 }
             } while take(UInt8(ascii: ","))
@@ -59,16 +58,28 @@ enum PublishFastPath {
             var timestamp: Int64?
             guard take(UInt8(ascii: "{")) else { return nil }
             repeat {
-                guard let key = string(), take(UInt8(ascii: ":")) else { return nil }
+                guard let key = rawString(), take(UInt8(ascii: ":")) else { return nil }
                 // A key seen twice, or a value it cannot read, is the strict decoder's.
-                switch key {
-                case "lat": guard lat == nil, let value = number() else { return nil }; lat = value
-                case "lon": guard lon == nil, let value = number() else { return nil }; lon = value
-                case "accuracy": guard accuracy == nil, let value = number() else { return nil }; accuracy = value
-                case "speed": guard speed == nil, let value = number() else { return nil }; speed = value
-                case "heading": guard heading == nil, let value = number() else { return nil }; heading = value
-                case "timestamp": guard timestamp == nil, let value = integer() else { return nil }; timestamp = value
-                default: return nil
+                if matches(key, "lat") {
+                    guard lat == nil, let value = number() else { return nil }
+                    lat = value
+                } else if matches(key, "lon") {
+                    guard lon == nil, let value = number() else { return nil }
+                    lon = value
+                } else if matches(key, "accuracy") {
+                    guard accuracy == nil, let value = number() else { return nil }
+                    accuracy = value
+                } else if matches(key, "speed") {
+                    guard speed == nil, let value = number() else { return nil }
+                    speed = value
+                } else if matches(key, "heading") {
+                    guard heading == nil, let value = number() else { return nil }
+                    heading = value
+                } else if matches(key, "timestamp") {
+                    guard timestamp == nil, let value = integer() else { return nil }
+                    timestamp = value
+                } else {
+                    return nil
                 }
             } while take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), let lat, let lon, let timestamp else { return nil }
@@ -77,20 +88,33 @@ enum PublishFastPath {
 
         /// A string of printable ASCII without escapes, after optional whitespace.
         private mutating func string() -> String? {
+            guard let range = rawString() else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
+
+        /// Where the contents of a string of printable ASCII without escapes lie, after optional whitespace.
+        private mutating func rawString() -> Range<Int>? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             let start = index
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
-                    let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                     index += 1
-                    return value
+                    return start..<(index - 1)
                 }
                 // Escapes, control characters and non-ASCII are the strict decoder's.
                 guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
                 index += 1
             }
             return nil
+        }
+
+        /// Whether the bytes in `range` are exactly `literal`'s.
+        private func matches(_ range: Range<Int>, _ literal: StaticString) -> Bool {
+            guard range.count == literal.utf8CodeUnitCount else { return false }
+            let expected = literal.utf8Start
+            for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] { return false }
+            return true
         }
 
         /// A number in strict JSON grammar without an exponent: -?(0|[1-9][0-9]*)(.[0-9]+)?
@@ -109,8 +133,10 @@ enum PublishFastPath {
             }
             // Exponents (rare from phones; and where tiny or huge values round) are the strict decoder's.
             if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-            guard let value = Double(text), value.isFinite else { return nil }
+            let digits = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            // Most phones' numbers are exact in one operation; the others go through strtod, as before.
+            if let value = ExactDecimal.value(of: digits) { return value }
+            guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite else { return nil }
             return value
         }
 

@@ -33,7 +33,17 @@ package struct OutboxQueue: Sendable {
         package var entries: Deque<Entry> = []
         /// Nothing more is written after it.
         package var close: Close?
+
+        package init(entries: Deque<Entry> = [], close: Close? = nil) {
+            self.entries = entries
+            self.close = close
+        }
     }
+
+    /// The most frames a queue storage may have held for it to be kept between takes (``take(into:)``,
+    /// ``DrainBuffer``): a connection that is sent a frame now and then keeps one storage this small, never a
+    /// burst's.
+    package static let keptStorageEntries = 2
 
     /// The byte limit of queued frames.
     package let limit: Int
@@ -41,6 +51,8 @@ package struct OutboxQueue: Sendable {
     package let stallLimit: Duration
     private var entries = Deque<Entry>()
     private var pendingClose: Close?
+    /// The most frames `entries`' storage has held since it was made: its capacity follows from it.
+    private var storagePeak = 0
     /// Bytes queued now.
     package private(set) var bytes = 0
     /// A close is queued: nothing more is accepted.
@@ -54,6 +66,10 @@ package struct OutboxQueue: Sendable {
         self.limit = limit
         self.stallLimit = stallLimit
     }
+
+    /// The most frames the queue's storage was grown to hold (0: it holds no storage): what an idle connection's
+    /// outbox keeps between takes, at most ``keptStorageEntries``.
+    package var storageFrames: Int { storagePeak }
 
     /// Whether frames or a close wait to be taken.
     package var hasWork: Bool { !entries.isEmpty || pendingClose != nil }
@@ -75,6 +91,7 @@ package struct OutboxQueue: Sendable {
         let size = frame.size
         if bytes + size <= limit {
             entries.append(Entry(frame: frame, conflationKey: conflationKey))
+            storagePeak = max(storagePeak, entries.count)
             bytes += size
             return .queued
         }
@@ -107,7 +124,7 @@ package struct OutboxQueue: Sendable {
     package mutating func close(code: UInt16, reason: String, discardPending: Bool) -> Bool {
         guard !isClosing && !isFinished else { return false }
         if discardPending {
-            entries.removeAll()
+            releaseStorage()
             bytes = 0
         }
         pendingClose = Close(code: code, reason: reason)
@@ -117,26 +134,48 @@ package struct OutboxQueue: Sendable {
 
     /// Takes everything queued; the stall clock starts again. Once the close is taken the queue is finished.
     package mutating func take() -> Taken {
-        var taken = Taken()
-        // Swapped, not copied: steady traffic allocates no second queue.
-        swap(&taken.entries, &entries)
+        var buffer = DrainBuffer()
+        let close = take(into: &buffer)
+        return Taken(entries: buffer.frames, close: close)
+    }
+
+    /// Takes everything queued into `buffer` (a consumer's, reused from one take to the next, empty when it is
+    /// passed); the stall clock starts again. Once the close is taken the queue is finished.
+    ///
+    /// The storages are swapped, not copied: the buffer receives the queue's with its frames, and the queue keeps
+    /// the buffer's emptied one, which ``DrainBuffer/removeAll()`` keeps only when it is small. So a connection
+    /// sent one frame at a time allocates and frees no storage per frame (issue 17), and an idle connection holds
+    /// at most a storage of ``keptStorageEntries`` frames.
+    /// - Returns: the close that followed the frames, if one was queued.
+    package mutating func take(into buffer: inout DrainBuffer) -> Close? {
+        precondition(buffer.frames.isEmpty, "a drain buffer is emptied before it is reused")
+        if !entries.isEmpty {
+            swap(&buffer.frames, &entries)
+            swap(&buffer.storagePeak, &storagePeak)
+        }
         bytes = 0
         stalledSince = nil
-        if let close = pendingClose {
-            taken.close = close
-            pendingClose = nil
-            isFinished = true
-        }
-        return taken
+        guard let close = pendingClose else { return nil }
+        pendingClose = nil
+        isFinished = true
+        // Nothing is queued after the close: the storage goes too.
+        releaseStorage()
+        return close
     }
 
     /// Stops the queue for good: what is queued is dropped, and so is everything enqueued later.
     package mutating func finish() {
         isFinished = true
-        entries.removeAll()
+        releaseStorage()
         pendingClose = nil
         bytes = 0
         stalledSince = nil
+    }
+
+    /// Drops the queued frames and the storage that held them.
+    private mutating func releaseStorage() {
+        entries = Deque()
+        storagePeak = 0
     }
 
     /// Queues a 4008 close in place of everything queued.

@@ -1,3 +1,4 @@
+import BrokerCore
 import NIOCore
 import Synchronization
 
@@ -19,6 +20,8 @@ final class LoopDrains: Sendable {
         var pending: [Pending] = []
         /// The previous run's array, emptied, kept so that steady traffic allocates nothing.
         var spare: [Pending] = []
+        /// The buffer the loop's drains take their frames into, emptied between them (``SocketWriter/drain(_:reusing:)``).
+        var buffer = DrainBuffer()
     }
 
     private let eventLoop: any EventLoop
@@ -38,15 +41,20 @@ final class LoopDrains: Sendable {
     }
 
     private func run() {
-        var drains = lists.withLock { lists -> [Pending] in
+        var (drains, buffer) = lists.withLock { lists -> ([Pending], DrainBuffer) in
             var taken = lists.spare
             lists.spare = []
             swap(&taken, &lists.pending)
-            return taken
+            var buffer = DrainBuffer()
+            swap(&buffer, &lists.buffer)
+            return (taken, buffer)
         }
-        for pending in drains { pending.writer.drain(pending.outbox) }
+        for pending in drains { pending.writer.drain(pending.outbox, reusing: &buffer) }
         drains.removeAll(keepingCapacity: true)
-        lists.withLock { $0.spare = drains }
+        lists.withLock {
+            $0.spare = drains
+            $0.buffer = buffer
+        }
     }
 }
 

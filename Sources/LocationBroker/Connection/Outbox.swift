@@ -134,14 +134,26 @@ final class Outbox: FrameSink {
     /// Writes what is queued through the attached writer, if the socket takes it. On the socket's event loop
     /// only (the connection's handler, when the socket becomes writable again).
     func drain() {
-        state.withLock { $0.writer }?.drain(self)
+        var buffer = DrainBuffer()
+        state.withLock { $0.writer }?.drain(self, reusing: &buffer)
     }
 
     /// Takes everything queued for the socket: the frames, the control frames, and the close that followed the
     /// frames, if one was queued (nothing more is written after it).
     func takeForSocket() -> Taken {
+        var buffer = DrainBuffer()
+        var taken = takeForSocket(into: &buffer)
+        taken.queued.entries = buffer.frames
+        return taken
+    }
+
+    /// Takes everything queued for the socket as ``takeForSocket()`` does, but into `buffer`, the writer's, reused
+    /// from drain to drain (`taken.queued.entries` stays empty): the storages are swapped, so a delivery neither
+    /// allocates nor frees one (``OutboxQueue/take(into:)``).
+    func takeForSocket(into buffer: inout DrainBuffer) -> Taken {
         state.withLock { state in
-            let taken = Taken(queued: state.queue.take(), pong: state.pendingPong, ping: state.pendingPing)
+            let close = state.queue.take(into: &buffer)
+            let taken = Taken(queued: OutboxQueue.Taken(close: close), pong: state.pendingPong, ping: state.pendingPing)
             state.pendingPong = nil
             state.pendingPing = false
             state.drainScheduled = false

@@ -37,7 +37,9 @@ final class SocketWriter: Sendable {
     }
 
     /// Writes what `outbox` holds, if the socket takes it. On the event loop only.
-    func drain(_ outbox: Outbox) {
+    /// - Parameter buffer: the buffer the frames are taken into, reused from drain to drain (one per event loop,
+    ///   ``LoopDrains``), so that a delivery allocates no queue storage; it is left empty.
+    func drain(_ outbox: Outbox, reusing buffer: inout DrainBuffer) {
         guard channel.isActive else {
             outbox.finish()
             return
@@ -46,12 +48,14 @@ final class SocketWriter: Sendable {
             // The connection's handler drains again when the socket drains.
             return
         }
-        let taken = outbox.takeForSocket()
+        let taken = outbox.takeForSocket(into: &buffer)
+        let frameCount = buffer.frames.count
         let output = framedOutput.value
-        let frames = taken.queued.entries
-        for entry in frames {
+        for entry in buffer.frames {
             output.write(NIOAny(entry.frame.bytes), promise: nil)
         }
+        // Emptied for the loop's next drain (no copy of the frames is held, so its storage is kept, not copied).
+        buffer.removeAll()
         // Control frames may come between messages (RFC 6455 §5.4); every message the broker sends is one frame.
         if let pong = taken.pong {
             channel.write(WebSocketFrame(fin: true, opcode: .pong, data: pong), promise: nil)
@@ -66,11 +70,11 @@ final class SocketWriter: Sendable {
             data.writeString(close.reason)
             channel.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
         }
-        if !frames.isEmpty || close != nil || taken.pong != nil || taken.ping {
+        if frameCount > 0 || close != nil || taken.pong != nil || taken.ping {
             channel.flush()
         }
-        if !frames.isEmpty {
-            metrics.framesOut.increment(by: Int64(frames.count))
+        if frameCount > 0 {
+            metrics.framesOut.increment(by: Int64(frameCount))
         }
     }
 }
