@@ -14,19 +14,21 @@ package final class ClientConnection: Sendable {
     /// When the token expires, in seconds since the Unix epoch.
     package let expiresAt: Int64
     /// Set when the connection was opened with a watch link: it may watch that one donation and do nothing else.
-    package let watch: WatchScope?
+    package var watch: WatchScope? { watchLink?.scope }
+    /// The watch link's scope, boxed: most connections have none, and inline it would cost each of them ~50 bytes.
+    private let watchLink: WatchLinkBox?
     /// Where the hub writes this connection's frames.
     package let sink: any FrameSink
     /// The broker's logger, without this connection's metadata (see ``logger``).
     private let baseLogger: Logger
     /// Subscribed channels, each with the donation that allowed it.
-    private let subscriptions = Mutex<[String: String]>([:])
+    private let subscriptions = Mutex(ConnectionSubscriptions())
 
     package init(id: UInt64, identity: String, expiresAt: Int64, watch: WatchScope? = nil, sink: any FrameSink, logger: Logger) {
         self.id = id
         self.identity = identity
         self.expiresAt = expiresAt
-        self.watch = watch
+        self.watchLink = watch.map(WatchLinkBox.init)
         self.sink = sink
         self.baseLogger = logger
     }
@@ -42,12 +44,12 @@ package final class ClientConnection: Sendable {
 
     /// The donation this connection watches `channel` for, if subscribed.
     package func donation(for channel: String) -> String? {
-        subscriptions.withLock { $0[channel] }
+        subscriptions.withLock { $0.donation(for: channel) }
     }
 
     /// Every subscribed channel.
     package var subscribedChannels: [String] {
-        subscriptions.withLock { Array($0.keys) }
+        subscriptions.withLock { $0.channels }
     }
 
     /// How many channels are subscribed.
@@ -56,10 +58,19 @@ package final class ClientConnection: Sendable {
     }
 
     func recordSubscription(channel: String, donation: String) {
-        subscriptions.withLock { $0[channel] = donation }
+        subscriptions.withLock { $0.set(channel: channel, donation: donation) }
     }
 
     func removeSubscription(channel: String) {
-        _ = subscriptions.withLock { $0.removeValue(forKey: channel) }
+        _ = subscriptions.withLock { $0.remove(channel: channel) }
+    }
+}
+
+/// A watch link's scope, on the heap.
+private final class WatchLinkBox: Sendable {
+    let scope: WatchScope
+
+    init(_ scope: WatchScope) {
+        self.scope = scope
     }
 }

@@ -4,15 +4,26 @@ import NIOCore
 
 /// What the broker does with a client's messages: decode, check, and hand to the hub. Synchronous, called on
 /// the connection's event loop; it never waits for anything, least of all for another client's socket.
-struct ClientMessageHandler: Sendable {
+///
+/// One for the whole broker, shared by reference: every connection's handler holds it, and a copy of its fields
+/// in each would cost every idle connection some 50 bytes.
+final class ClientMessageHandler: Sendable {
     let hub: Hub
     let metrics: BrokerMetrics
     let clock: WallClock
     let heartbeatSeconds: Int
     /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
-    var invalidFramesPerMinute = 10
-    /// Where each connection's socket writer schedules its drains.
+    let invalidFramesPerMinute: Int
+    /// The per-event-loop state of the connections: their socket drains and their timers.
     let loopDrains = LoopDrainRegistry()
+
+    init(hub: Hub, metrics: BrokerMetrics, clock: WallClock, heartbeatSeconds: Int, invalidFramesPerMinute: Int = 10) {
+        self.hub = hub
+        self.metrics = metrics
+        self.clock = clock
+        self.heartbeatSeconds = heartbeatSeconds
+        self.invalidFramesPerMinute = invalidFramesPerMinute
+    }
 
     /// A complete client message, unmasked (fragments joined by NIO's frame aggregator).
     enum Message {

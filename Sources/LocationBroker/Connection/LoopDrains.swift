@@ -26,9 +26,17 @@ final class LoopDrains: Sendable {
 
     private let eventLoop: any EventLoop
     private let lists = Mutex(Lists())
+    /// The heartbeats of the loop's WebSockets: one scheduled task for all of them (``ConnectionTimers``).
+    let heartbeats: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
+    /// The close graces of the loop's WebSockets, apart from the heartbeats: each list's deadlines are then placed
+    /// at its end.
+    let closeGraces: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
 
+    /// Made on `eventLoop`.
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+        heartbeats = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
+        closeGraces = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
     }
 
     /// Asks for `outbox` to drain through `writer` on this loop soon (from any thread).
@@ -58,13 +66,13 @@ final class LoopDrains: Sendable {
     }
 }
 
-/// One ``LoopDrains`` per event loop, found when a connection is opened.
+/// One ``LoopDrains`` per event loop, found when a connection is opened (on its loop).
 final class LoopDrainRegistry: Sendable {
     private let byLoop = Mutex<[ObjectIdentifier: LoopDrains]>([:])
 
     init() {}
 
-    /// The drains of `eventLoop`, made the first time it is asked for.
+    /// The drains of `eventLoop`, made the first time it is asked for. On `eventLoop` only.
     func drains(for eventLoop: any EventLoop) -> LoopDrains {
         byLoop.withLock { byLoop in
             let key = ObjectIdentifier(eventLoop)

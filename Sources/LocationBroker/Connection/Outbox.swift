@@ -11,13 +11,14 @@ import Synchronization
 /// The policy (byte bound, conflation, stall -> 4008, close after the queued frames or instead of them) is the
 /// core's ``OutboxQueue``; this class adds the lock around it, the WebSocket's control frames and the drain
 /// scheduling. Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it)
-/// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. Every close
-/// is reported to the connection's handler (``setHandlers(closeQueued:abort:)``), whose state machine cuts the
-/// socket after the close grace, since a client that does not read cannot receive the close frame; ``abort()``
-/// cuts it at once.
+/// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. The first close
+/// is reported to the connection's handler (its ``owner``), whose state machine cuts the socket after the close
+/// grace, since a client that does not read cannot receive the close frame; ``abort()`` cuts it at once.
 ///
-/// References: the outbox holds its writer (to schedule drains and write); the writer holds no outbox, and
-/// ``LoopDrains`` holds an outbox only between a schedule and the drain it asked for. Its lock is a leaf
+/// References: the outbox holds its writer (to schedule drains and write) and its handler (to report closes),
+/// both until ``finish()``; the writer holds no outbox, and ``LoopDrains`` holds an outbox only between a
+/// schedule and the drain it asked for. The handler is held, not closures that call it: two closures would cost
+/// every connection two allocations. Its lock is a leaf
 /// (docs/LOCK-ORDER.md): a hub shard lock may be held while pushing here; the event-loop wake-up and the
 /// ``LoopDrains`` list lock are taken after this lock is released.
 final class Outbox: FrameSink {
@@ -33,10 +34,11 @@ final class Outbox: FrameSink {
 
     private struct State {
         var queue: OutboxQueue
-        /// Tells the handler a close was queued (it starts the close grace); used once.
-        var onCloseQueued: (@Sendable () -> Void)?
-        /// Cuts the socket now.
-        var onAbort: (@Sendable () -> Void)?
+        /// The connection's handler, told when a close is queued (it starts the close grace: once) and when the
+        /// socket is to be cut; `nil` before it is set and once the outbox is finished or aborted.
+        var owner: NIOLoopBound<WebSocketConnectionHandler>?
+        /// The first close was reported to the owner.
+        var closeReported = false
         /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served.
         var writer: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
@@ -55,10 +57,11 @@ final class Outbox: FrameSink {
             return writer
         }
 
-        /// The close-queued handler, once: the first close uses it up.
-        mutating func takeCloseQueued() -> (@Sendable () -> Void)? {
-            defer { onCloseQueued = nil }
-            return onCloseQueued
+        /// The owner to tell that a close was queued, once: the first close uses it up.
+        mutating func takeCloseQueued() -> NIOLoopBound<WebSocketConnectionHandler>? {
+            guard !closeReported else { return nil }
+            closeReported = true
+            return owner
         }
     }
 
@@ -68,18 +71,22 @@ final class Outbox: FrameSink {
         state = Mutex(State(queue: OutboxQueue(limit: limit, stallLimit: stallLimit)))
     }
 
-    /// Sets what the connection's handler does, from any thread, when the first close is queued (it starts the
-    /// close grace, after which its state machine cuts a socket that did not finish the handshake), and when the
-    /// broker gives up on the socket at once (``abort()``).
-    func setHandlers(closeQueued: @escaping @Sendable () -> Void, abort: @escaping @Sendable () -> Void) {
-        state.withLock {
-            $0.onCloseQueued = closeQueued
-            $0.onAbort = abort
-        }
+    /// Sets the connection's handler, told on its event loop when the first close is queued, from any thread
+    /// (``WebSocketConnectionHandler/outboxCloseQueued()``: it starts the close grace, after which its state machine
+    /// cuts a socket that did not finish the handshake), and when the broker gives up on the socket at once
+    /// (``abort()``, ``WebSocketConnectionHandler/outboxAborted()``).
+    func setOwner(_ owner: NIOLoopBound<WebSocketConnectionHandler>) {
+        state.withLock { $0.owner = owner }
+    }
+
+    /// Tells `owner` on its event loop that a close was queued.
+    private static func reportCloseQueued(to owner: NIOLoopBound<WebSocketConnectionHandler>?) {
+        guard let owner else { return }
+        owner.eventLoop.execute { owner.value.outboxCloseQueued() }
     }
 
     func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
-        let (result, drain, closeQueued) = state.withLock { state -> (EnqueueResult, SocketWriter?, (@Sendable () -> Void)?) in
+        let (result, drain, closeQueued) = state.withLock { state -> (EnqueueResult, SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
             let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: ContinuousClock.now)
             switch result {
             case .queued: return (result, state.claimDrain(), nil)
@@ -91,7 +98,7 @@ final class Outbox: FrameSink {
             case .conflated, .closed: return (result, nil, nil)
             }
         }
-        closeQueued?()
+        Self.reportCloseQueued(to: closeQueued)
         drain?.schedule(self)
         return result
     }
@@ -164,27 +171,26 @@ final class Outbox: FrameSink {
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
     /// The socket is cut outright a moment later if the close handshake has not finished by then.
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        let (drain, closeQueued) = state.withLock { state -> (SocketWriter?, (@Sendable () -> Void)?) in
+        let (drain, closeQueued) = state.withLock { state -> (SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
             guard state.queue.close(code: code, reason: reason, discardPending: discardPending) else { return (nil, nil) }
             // Once the broker closes, the client is owed no pong, and no heartbeat is due.
             state.pendingPong = nil
             state.pendingPing = false
             return (state.claimDrain(), state.takeCloseQueued())
         }
-        closeQueued?()
+        Self.reportCloseQueued(to: closeQueued)
         drain?.schedule(self)
     }
 
     /// Cuts the socket now, without waiting for a close handshake or the close grace (the end of the shutdown
     /// grace).
     func abort() {
-        state.withLock { state -> (@Sendable () -> Void)? in
-            defer {
-                state.onAbort = nil
-                state.onCloseQueued = nil
-            }
-            return state.onAbort
-        }?()
+        let owner = state.withLock { state -> NIOLoopBound<WebSocketConnectionHandler>? in
+            defer { state.owner = nil }
+            return state.owner
+        }
+        guard let owner else { return }
+        owner.eventLoop.execute { owner.value.outboxAborted() }
     }
 
     /// Whether a close has been asked for, or the connection is over.
@@ -200,8 +206,7 @@ final class Outbox: FrameSink {
             state.queue.finish()
             state.pendingPong = nil
             state.pendingPing = false
-            state.onCloseQueued = nil
-            state.onAbort = nil
+            state.owner = nil
             state.writer = nil
         }
     }

@@ -18,7 +18,8 @@ final class SocketWriter: Sendable {
     /// go to the socket (or TLS) below it as they are, without a header built for each delivery.
     private let framedOutput: NIOLoopBound<ChannelHandlerContext>
     private let metrics: BrokerMetrics
-    private let loopDrains: LoopDrains
+    /// The per-loop state of the channel's event loop: its drains and its connections' timers.
+    let loopDrains: LoopDrains
 
     /// - Parameters:
     ///   - encoderContext: the context of the channel's `WebSocketFrameEncoder`.

@@ -19,7 +19,12 @@ import NIOWebSocket
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
 /// Reading stops while the socket is not writable: a client that sends without reading is not read either,
 /// so what it sends waits in its own socket buffers, not in the broker.
-final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+///
+/// Memory: an idle connection is mostly this handler, its ``Outbox``, its ``SocketWriter`` and its
+/// `ClientConnection`, so the handler keeps only references and small values; what it needs only to open the
+/// connection (the identity, the logger) is dropped once the connection is open, and its heartbeat and close
+/// grace are entries of its event loop's ``ConnectionTimers`` lists, carried inside the handler.
+final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, TimedConnection {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -31,23 +36,41 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// Fragments one message may come in: the aggregator keeps each until the last (1009 beyond).
     static let maxFragments = 64
 
+    /// What the handler needs only until the connection is open.
+    private final class Opening {
+        let identity: VerifiedIdentity
+        let logger: Logger
+
+        init(identity: VerifiedIdentity, logger: Logger) {
+            self.identity = identity
+            self.logger = logger
+        }
+    }
+
+    /// Where the handler is in its life.
+    private enum Phase {
+        /// Added to the pipeline, not serving yet.
+        case opening(Opening)
+        /// Serving the connection; the outbox is its sink: the hub writes to it, and so does this handler (pongs,
+        /// pings, closes).
+        case serving(ClientConnection, Outbox)
+        /// The socket is gone; the connection is kept for its logger.
+        case ended(ClientConnection)
+    }
+
     private let messages: ClientMessageHandler
-    private let identity: VerifiedIdentity
-    private let logger: Logger
-    private let heartbeat: TimeAmount
     /// The handler before the aggregator, which hears every frame the client sends.
     private let gate: ClientFrameGate
+    private var phase: Phase
     private var life: WebSocketConnectionStateMachine
     private var errorBudget: TokenBucket
     /// The client's pings beyond this budget are charged to `errorBudget`.
     private var pingBudget: TokenBucket
     private var context: ChannelHandlerContext?
-    private var connection: ClientConnection?
-    /// The connection's sink: the hub writes to it, and so does this handler (pongs, pings, closes).
-    private var outbox: Outbox?
+    /// Set while serving; its ``LoopDrains`` hold the loop's heartbeat and close-grace lists.
     private var writer: SocketWriter?
-    private var heartbeatTimer: Scheduled<Void>?
-    private var graceTimer: Scheduled<Void>?
+    /// The handler's place in its loop's heartbeat list while open, then in its close-grace list.
+    var timerLinks = TimerLinks<WebSocketConnectionHandler>()
     /// A read was asked for while the socket was not writable; it is done when the socket drains.
     private var readPending = false
 
@@ -68,11 +91,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     private init(messages: ClientMessageHandler, identity: VerifiedIdentity, gate: ClientFrameGate, closeGrace: TimeAmount, logger: Logger) {
         self.messages = messages
-        self.identity = identity
+        self.phase = .opening(Opening(identity: identity, logger: logger))
         self.gate = gate
-        self.logger = logger
-        // The period the welcome frame announces, so the two cannot disagree.
-        self.heartbeat = .seconds(Int64(messages.heartbeatSeconds))
         self.life = WebSocketConnectionStateMachine(grace: closeGrace)
         self.errorBudget = messages.errorBudget()
         self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.clock.now())
@@ -80,7 +100,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func handlerAdded(context: ChannelHandlerContext) {
         // The upgrade runs on an open socket; one that closed meanwhile never becomes a connection.
-        guard context.channel.isActive,
+        guard context.channel.isActive, case .opening(let opening) = phase,
             let encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         else {
             context.close(promise: nil)
@@ -88,19 +108,15 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         }
         self.context = context
         let hub = messages.hub
-        let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
-        let connection = hub.connect(identity, sink: outbox, logger: logger)
         let eventLoop = context.eventLoop
-        let handler = NIOLoopBound(self, eventLoop: eventLoop)
+        let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
         // From any thread: a close was queued (4008, 4001, 4009, 1001...), and the state machine starts the close
         // grace; or the broker gives up on the socket (the end of the shutdown grace), and it is cut at once.
-        outbox.setHandlers(
-            closeQueued: { eventLoop.execute { handler.value.perform(handler.value.life.brokerCloseQueued()) } },
-            abort: { eventLoop.execute { handler.value.perform(.abort) } })
+        outbox.setOwner(NIOLoopBound(self, eventLoop: eventLoop))
+        let connection = hub.connect(opening.identity, sink: outbox, logger: opening.logger)
         let writer = SocketWriter(
             channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
-        self.connection = connection
-        self.outbox = outbox
+        self.phase = .serving(connection, outbox)
         self.writer = writer
         connection.logger.debug("websocket open")
         messages.welcome(connection)
@@ -119,7 +135,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            outbox?.drain()
+            if case .serving(_, let outbox) = phase { outbox.drain() }
             if readPending {
                 readPending = false
                 context.read()
@@ -152,25 +168,25 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         // NIO's frame errors were answered with a close frame by its error handler (they are counted as invalid
         // frames); anything else (a reset, a TLS failure) leaves nothing to answer.
         if error is NIOWebSocketError { messages.metrics.framesIn["invalid"]?.increment() }
-        (connection?.logger ?? logger).debug("websocket error", metadata: ["error": "\(error)"])
+        logger.debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let connection else { return }
+        guard case .serving(let connection, let outbox) = phase else { return }
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.clock.now()) {
                 messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
             }
-            if life.isOpen { outbox?.pushPong(frame.unmaskedData) }
+            if life.isOpen { outbox.pushPong(frame.unmaskedData) }
         case .pong:
             break
         case .connectionClose:
-            answerClose(frame, context: context, connection: connection)
+            answerClose(frame, context: context, outbox: outbox)
         case .text, .binary:
-            noteQueuedClose(connection)
+            noteQueuedClose(outbox)
             // After a close is asked for, the client's messages are no longer read.
             guard life.isOpen else { return }
             let payload = frame.unmaskedData
@@ -189,11 +205,11 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the
     /// socket is closed (the server closes TCP first, RFC 6455 §7.1.1).
-    private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, connection: ClientConnection) {
+    private func answerClose(_ frame: WebSocketFrame, context: ChannelHandlerContext, outbox: Outbox) {
         var data = frame.unmaskedData
         let code = data.readWebSocketErrorCode().map { UInt16(webSocketErrorCode: $0) }
         let action = life.clientCloseReceived(code: code)
-        outbox?.finish()
+        outbox.finish()
         switch action {
         case .echo(let code, let grace):
             if let grace { perform(.startGrace(grace)) }
@@ -213,55 +229,83 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// Closes the connection for breaking the WebSocket protocol; the reason is sent in the close frame, and the
     /// frame is counted as invalid.
     private func refuse(_ violation: WebSocketViolation) {
-        guard let connection else { return }
+        guard case .serving(let connection, let outbox) = phase else { return }
         messages.metrics.framesIn["invalid"]?.increment()
         connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
-        outbox?.close(code: violation.code, reason: violation.reason, discardPending: true)
+        outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
     }
 
     /// A close queued from another thread (the hub's, a publisher's 4008) is reported to this loop a little
     /// later; the outbox knows at once, so it is told to the state machine before a message is acted on.
-    private func noteQueuedClose(_ connection: ClientConnection) {
-        if outbox?.isClosing == true { perform(life.brokerCloseQueued()) }
+    private func noteQueuedClose(_ outbox: Outbox) {
+        if outbox.isClosing { perform(life.brokerCloseQueued()) }
+    }
+
+    /// The outbox queued a close (from any thread; told here on the event loop): the close grace starts.
+    func outboxCloseQueued() {
+        perform(life.brokerCloseQueued())
+    }
+
+    /// The broker gave up on the socket (the end of the shutdown grace): it is cut at once.
+    func outboxAborted() {
+        perform(.abort)
+    }
+
+    /// The connection's logger, or the one given for it before it opened.
+    private var logger: Logger {
+        switch phase {
+        case .opening(let opening): opening.logger
+        case .serving(let connection, _), .ended(let connection): connection.logger
+        }
     }
 
     private func perform(_ action: WebSocketConnectionStateMachine.CloseAction) {
         guard let context else { return }
         switch action {
         case .startGrace(let grace):
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            graceTimer = context.eventLoop.scheduleTask(in: grace) {
-                handler.value.perform(handler.value.life.closeGraceExpired())
-            }
+            // Closing: no more heartbeats (the state machine would answer them with `.stop`).
+            guard let drains = writer?.loopDrains else { return }
+            drains.heartbeats.value.remove(self)
+            drains.closeGraces.value.insert(self, in: grace)
         case .closeTCP:
             context.close(promise: nil)
         case .abort:
             // A client that does not read cannot receive a close frame: the socket is cut.
-            connection?.logger.debug("cutting a websocket whose close handshake did not finish in time")
+            logger.debug("cutting a websocket whose close handshake did not finish in time")
             context.close(promise: nil)
         case .none:
             break
         }
     }
 
+    /// A heartbeat or a close grace of this connection is due (``ConnectionTimers``).
+    func timerExpired(_ timers: ConnectionTimers<WebSocketConnectionHandler>) {
+        guard let drains = writer?.loopDrains else { return }
+        if timers === drains.heartbeats.value {
+            heartbeatDue()
+        } else {
+            perform(life.closeGraceExpired())
+        }
+    }
+
     private func scheduleHeartbeat() {
-        guard let context else { return }
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        heartbeatTimer = context.eventLoop.scheduleTask(in: heartbeat) { handler.value.heartbeatDue() }
+        guard context != nil else { return }
+        // The period the welcome frame announces, so the two cannot disagree.
+        writer?.loopDrains.heartbeats.value.insert(self, in: .seconds(Int64(messages.heartbeatSeconds)))
     }
 
     private func heartbeatDue() {
-        guard let connection else { return }
-        noteQueuedClose(connection)
+        guard case .serving(let connection, let outbox) = phase else { return }
+        noteQueuedClose(outbox)
         switch life.heartbeatDue(clientWasHeard: gate.takeClientWasHeard()) {
         case .sendPing:
-            outbox?.pushPing()
+            outbox.pushPing()
             scheduleHeartbeat()
         case .closeForPingTimeout:
             connection.logger.debug("closing a websocket that did not answer a ping")
             let timeout = WebSocketConnectionStateMachine.pingTimeout
-            outbox?.close(code: timeout.code, reason: timeout.reason, discardPending: true)
+            outbox.close(code: timeout.code, reason: timeout.reason, discardPending: true)
             perform(.startGrace(life.grace))
         case .stop:
             break
@@ -270,17 +314,16 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     /// Forgets the connection once: its subscriptions end and the hub counts it closed.
     private func end() {
-        heartbeatTimer?.cancel()
-        heartbeatTimer = nil
-        graceTimer?.cancel()
-        graceTimer = nil
+        if let drains = writer?.loopDrains {
+            drains.heartbeats.value.remove(self)
+            drains.closeGraces.value.remove(self)
+        }
         life.channelInactive()
         context = nil
-        guard let connection else { return }
-        self.connection = nil
+        guard case .serving(let connection, let outbox) = phase else { return }
+        phase = .ended(connection)
         writer = nil
-        outbox?.finish()
-        outbox = nil
+        outbox.finish()
         messages.hub.disconnect(connection)
         connection.logger.debug("websocket closed")
     }
