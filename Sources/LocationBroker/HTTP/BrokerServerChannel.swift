@@ -43,8 +43,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let http1: HTTP1Channel.Configuration
     let webSocket: WebSocketSettings
-    /// The identity of an upgrade request whose token is valid; `nil` refuses the upgrade.
-    let authorize: @Sendable (HTTPRequest) async -> VerifiedIdentity?
+    /// Whether an upgrade request becomes a WebSocket (``WebSocketEndpoint/authorize(_:)``); called on the event loop.
+    let authorize: @Sendable (HTTPRequest) -> WebSocketEndpoint.Decision
     /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...).
     let refuse: @Sendable (HTTPRequest) async -> (HTTPResponse.Status, BrokerError)
     /// Handles the messages of every upgraded connection.
@@ -63,17 +63,28 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: webSocket.maxFrameBytes,
                 shouldUpgrade: { channel, head in
-                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
-                    promise.completeWithTask {
-                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return nil }
-                        guard request.path?.split(separator: "?").first == "/v1/ws", let identity = await authorize(request) else {
+                    guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
+                        return channel.eventLoop.makeSucceededFuture(nil)
+                    }
+                    // Records the decision; `nil` hands the request to the refusal path.
+                    @Sendable func decide(_ identity: VerifiedIdentity?) -> HTTPHeaders? {
+                        guard let identity else {
                             refusedRequest.withLockedValue { $0 = request }
                             return nil
                         }
                         upgradedIdentity.withLockedValue { $0 = identity }
                         return HTTPHeaders()
                     }
-                    return promise.futureResult
+                    guard request.path?.split(separator: "?").first == "/v1/ws" else { return channel.eventLoop.makeSucceededFuture(decide(nil)) }
+                    switch authorize(request) {
+                    case .now(let identity):
+                        // A client token: decided here, on the event loop, without a task (issue 17's connect storm).
+                        return channel.eventLoop.makeSucceededFuture(decide(identity))
+                    case .later(let check):
+                        let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                        promise.completeWithTask { decide(await check()) }
+                        return promise.futureResult
+                    }
                 },
                 upgradePipelineHandler: { [messages, webSocket] channel, _ in
                     channel.eventLoop.makeCompletedFuture {
