@@ -150,6 +150,35 @@ final class UpgradeHostileHeadTests: XCTestCase {
         }
     }
 
+    func testAHeadThatNeverEndsIsCutAtTheHandshakeTimeout() async throws {
+        try await withLiveBroker({ $0.handshakeTimeoutSeconds = 1 }) { live in
+            let port = live.port
+            // A slowloris client: a byte of a header every 100 ms, the head never ends; the broker must close the
+            // socket at the handshake timeout (1 s) although bytes keep coming.
+            let closedAfter = try await blocking("the broker cuts a head that never ends", deadline: .now + .seconds(15)) { () -> Duration? in
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(fd) }
+                guard Loopback.connect(fd, port: port) == 0 else { throw POSIXError(.ECONNREFUSED) }
+                let start = ContinuousClock.now
+                let opening = Array("GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+                _ = opening.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                for _ in 0..<80 {
+                    var byte = UInt8(ascii: "a")
+                    var probe: UInt8 = 0
+                    let sent = send(fd, &byte, 1, Int32(MSG_NOSIGNAL))
+                    let got = recv(fd, &probe, 1, Int32(MSG_DONTWAIT))
+                    if sent < 0 || got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                        return ContinuousClock.now - start
+                    }
+                    usleep(100_000)
+                }
+                return nil
+            }
+            let elapsed = try XCTUnwrap(closedAfter, "the socket was still open after 8 s of a head that never ends")
+            XCTAssertLessThan(elapsed, .seconds(4))
+        }
+    }
+
     // MARK: Refused as before
 
     func testAForgedTokenGetsA401WithItsReason() async throws {
