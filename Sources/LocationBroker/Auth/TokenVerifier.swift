@@ -122,11 +122,7 @@ struct TokenVerifier: Sendable {
 
     /// Decodes one base64url part of a token (no padding); `nil` when it is not base64url.
     private static func base64URL(_ part: Substring.UTF8View) -> Data? {
-        var text = String(decoding: part, as: UTF8.self)
-        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
-        text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text)
+        Base64URL.decode(part)
     }
 
     /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker. With
