@@ -70,9 +70,12 @@ final class UpgradeRequestHeadTests: XCTestCase {
     }
 
     func testABodyIsNotThePlainForm() {
-        for line in ["Content-Length: 0", "Content-Length: 12", "Transfer-Encoding: chunked", "transfer-encoding: identity"] {
+        for line in ["Content-Length: 12", "Content-Length: 00", "Content-Length: 0, 0", "Transfer-Encoding: chunked", "transfer-encoding: identity"] {
             XCTAssertNil(Self.parse(Self.plain + [line]), line)
         }
+        XCTAssertNil(Self.parse(Self.plain + ["Content-Length: 0", "Content-Length: 0"]), "twice")
+        // What NIO's client sends: an empty body, said so.
+        XCTAssertNotNil(Self.parse(Self.plain + ["Content-Length: 0"]))
     }
 
     func testAnIncompleteUpgradeIsNotThePlainForm() {

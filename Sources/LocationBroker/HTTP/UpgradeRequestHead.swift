@@ -8,7 +8,7 @@ import HTTPTypes
 /// The plain form: the request line `GET /v1/ws[?query] HTTP/1.1`; header lines `name: value` with a token for a
 /// name, printable ASCII values, no folded line and no name twice; exactly one `Host`, `Upgrade: websocket`,
 /// a `Connection` that lists `upgrade`, `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key` of 16 bytes in
-/// base64; no `Content-Length` or `Transfer-Encoding`, so that no body can hide after the head.
+/// base64; no `Transfer-Encoding` and no `Content-Length` but `0`, so that no body can hide after the head.
 struct UpgradeRequestHead: Sendable {
     /// The request as NIO's reader would have handed it to the broker: the path with its query, every field.
     let request: HTTPRequest
@@ -56,7 +56,9 @@ struct UpgradeRequestHead: Sendable {
             let lowered = String(decoding: name, as: UTF8.self).lowercased()
             guard seen.insert(lowered).inserted, let fieldName = HTTPField.Name(lowered) else { return nil }
             switch lowered {
-            case "content-length", "transfer-encoding": return nil
+            // No body may hide after the head; NIO's client (and the load driver) sends `Content-Length: 0`.
+            case "content-length": guard value == "0" else { return nil }
+            case "transfer-encoding": return nil
             case "host": host = value
             case "upgrade": upgrade = value
             case "connection": connection = value

@@ -48,18 +48,28 @@ final class WebSocketUpgradeHandler: ChannelInboundHandler, RemovableChannelHand
         } else {
             buffered!.writeBuffer(&bytes)
         }
-        let view = buffered!.readableBytesView
-        guard let end = view[(view.startIndex + max(0, scanned - 3))...].firstRange(of: [13, 10, 13, 10]) else {
+        let count = buffered!.readableBytes
+        guard let headLength = buffered!.withUnsafeReadableBytes({ Self.headLength(in: $0, from: max(0, scanned - 3)) }) else {
             // The head is not complete: wait for more, unless it is already too long to be read by hand.
-            scanned = view.count
-            if view.count >= UpgradeRequestHead.maximumBytes { handOver(context: context) }
+            scanned = count
+            if count >= UpgradeRequestHead.maximumBytes { handOver(context: context) }
             return
         }
-        let headLength = end.upperBound - view.startIndex
-        guard headLength <= UpgradeRequestHead.maximumBytes, headLength == view.count,
-            let head = UpgradeRequestHead.parse(view[..<end.lowerBound]), let identity = authorize(head)
+        guard headLength <= UpgradeRequestHead.maximumBytes, headLength == count,
+            let head = buffered!.withUnsafeReadableBytes({ UpgradeRequestHead.parse($0.prefix(headLength - 4)) }), let identity = authorize(head)
         else { return handOver(context: context) }
         upgrade(context: context, head: head, identity: identity)
+    }
+
+    /// The length of the head in `bytes`, its blank line included, looking for CRLF CRLF from `start` on; `nil`
+    /// while the head has not ended.
+    private static func headLength(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var index = start
+        while index + 3 < bytes.count {
+            if bytes[index + 3] == 10, bytes[index + 2] == 13, bytes[index + 1] == 10, bytes[index] == 13 { return index + 4 }
+            index += 1
+        }
+        return nil
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
