@@ -104,7 +104,7 @@ struct Broker: Sendable {
         let plain = HTTPServerBuilder { responder in
             BrokerServerChannel(
                 responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
-                authorize: { await endpoint.authorize($0) },
+                authorize: { endpoint.authorize($0) },
                 refuse: { await endpoint.refusal(for: $0) },
                 messages: messages)
         }

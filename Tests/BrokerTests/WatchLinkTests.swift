@@ -328,7 +328,7 @@ final class WatchLinkTests: XCTestCase {
         await keys.add(hmac: HMACKey(from: Data(LiveBroker.jwtSecret.utf8)), digestAlgorithm: .sha256)
         let now = Int64(Date().timeIntervalSince1970)
         let typed = try await keys.sign(TokenClaims(expiresAt: now + 3600, strings: ["sub": Self.donor, "typ": WatchTokenClaims.type]))
-        guard case .failure(let refusal) = await verifier.verify(typed) else { return XCTFail("a token typed as a watch link was a client token") }
+        guard case .failure(let refusal) = verifier.verify(typed) else { return XCTFail("a token typed as a watch link was a client token") }
         XCTAssertEqual(refusal, BrokerError(.unauthorized, "a watch link is not a client token; it can only watch its donation"))
         let (typedStatus, typedError) = try await upgradeRefusal(typed)
         XCTAssertEqual(typedStatus, .unauthorized)

@@ -55,9 +55,11 @@ struct TokenVerifier: Sendable {
         let kid: String?
     }
 
-    /// Verifies `token` at time `now` (seconds since the Unix epoch). It does not suspend.
+    /// Verifies `token` at time `now` (seconds since the Unix epoch). It is synchronous, so an upgrade is decided on
+    /// the socket's event loop with no task and no actor hop (jwt-kit's key collection, an actor, is only used at
+    /// start to make the HMAC checker).
     /// - Returns: the identity, or an `unauthorized` error whose message says what is wrong without echoing the token.
-    func verify(_ token: String, now: Int64 = Int64(Date().timeIntervalSince1970)) async -> Result<VerifiedIdentity, BrokerError> {
+    func verify(_ token: String, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Result<VerifiedIdentity, BrokerError> {
         func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
         guard !token.isEmpty, token.utf8.count <= Self.maximumTokenBytes else {
             return refuse("the token is empty or longer than \(Self.maximumTokenBytes) bytes")
@@ -120,11 +122,7 @@ struct TokenVerifier: Sendable {
 
     /// Decodes one base64url part of a token (no padding); `nil` when it is not base64url.
     private static func base64URL(_ part: Substring.UTF8View) -> Data? {
-        var text = String(decoding: part, as: UTF8.self)
-        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
-        text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text)
+        Base64URL.decode(part)
     }
 
     /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker. With

@@ -29,10 +29,8 @@ struct WatchTokenClaims: JWTPayload, Equatable {
     /// the token; each verifier checks everything again, the signature first.
     static func isMarked(_ token: String) -> Bool {
         guard let dot = token.firstIndex(of: "."), token.distance(from: token.startIndex, to: dot) <= 1024 else { return false }
-        var base64 = token[..<dot].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         struct Header: Decodable { let typ: String? }
-        guard let data = Data(base64Encoded: base64), let header = try? JSONDecoder().decode(Header.self, from: data) else { return false }
+        guard let data = Base64URL.decode(token[..<dot].utf8, strict: false), let header = try? JSONDecoder().decode(Header.self, from: data) else { return false }
         return header.typ == headerType
     }
 

@@ -113,7 +113,7 @@ public struct TokenFixture: Sendable {
     /// Verifies ``token`` as the broker does at the WebSocket handshake.
     /// - Returns: the verified identity, or `nil` if the token was refused.
     public func verifyOnce() async -> String? {
-        switch await verifier.verify(token) {
+        switch verifier.verify(token) {
         case .success(let verified): verified.identity
         case .failure: nil
         }

@@ -16,6 +16,10 @@ import NIOWebSocket
 /// Hummingbird's own WebSocket channel answers a refused upgrade with an empty 400. The protocol promises a
 /// 401 with a JSON body that says what is wrong with the token, so a refused upgrade is handed to the
 /// main router instead, whose `GET /v1/ws` route explains the refusal.
+///
+/// The common case, a plain upgrade with a client token, never reaches NIO's HTTP pipeline: the first handler
+/// (``WebSocketUpgradeHandler``) reads its head, writes the 101 and installs the WebSocket handlers on the event
+/// loop (issue 17, the connect storm). Every other request goes to NIO's pipeline as before.
 struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
         /// The WebSocket is served by its pipeline
@@ -43,8 +47,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let http1: HTTP1Channel.Configuration
     let webSocket: WebSocketSettings
-    /// The identity of an upgrade request whose token is valid; `nil` refuses the upgrade.
-    let authorize: @Sendable (HTTPRequest) async -> VerifiedIdentity?
+    /// Whether an upgrade request becomes a WebSocket (``WebSocketEndpoint/authorize(_:)``); called on the event loop.
+    let authorize: @Sendable (HTTPRequest) -> WebSocketEndpoint.Decision
     /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...).
     let refuse: @Sendable (HTTPRequest) async -> (HTTPResponse.Status, BrokerError)
     /// Handles the messages of every upgraded connection.
@@ -57,60 +61,100 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             // allocator grows the buffer for bigger reads and shrinks it back.
             try channel.syncOptions?.setOption(
                 ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65_536))
-            // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
-            let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
-            let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)
-            let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
-                maxFrameSize: webSocket.maxFrameBytes,
-                shouldUpgrade: { channel, head in
-                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
-                    promise.completeWithTask {
-                        guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else { return nil }
-                        guard request.path?.split(separator: "?").first == "/v1/ws", let identity = await authorize(request) else {
-                            refusedRequest.withLockedValue { $0 = request }
-                            return nil
-                        }
-                        upgradedIdentity.withLockedValue { $0 = identity }
-                        return HTTPHeaders()
-                    }
-                    return promise.futureResult
+            let result = channel.eventLoop.makePromise(of: UpgradeResult.self)
+            // A plain upgrade with a client token is served by hand; anything else by NIO's HTTP pipeline, as before.
+            let upgrade = WebSocketUpgradeHandler(
+                authorize: { head in
+                    // Only a decision made now is taken here; a watch link's (it reads the store) is NIO's path.
+                    guard case .now(let identity) = authorize(head.request) else { return nil }
+                    return identity
                 },
-                upgradePipelineHandler: { [messages, webSocket] channel, _ in
-                    channel.eventLoop.makeCompletedFuture {
-                        guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        try WebSocketConnectionHandler.addHandlers(
-                            to: channel.pipeline.syncOperations, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes,
-                            logger: logger)
-                        return UpgradeResult.webSocket
-                    }
-                }
-            )
-            let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration(
-                upgraders: [upgrader],
-                notUpgradingCompletionHandler: { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(
-                            HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
-                        let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                        if let request = refusedRequest.withLockedValue({ $0 }) {
-                            return UpgradeResult.refusedUpgrade(asyncChannel, request)
-                        }
-                        return UpgradeResult.http(asyncChannel)
-                    }
-                }
-            )
-            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(upgradeConfiguration: upgradeConfiguration)
-            configuration.enablePipelining = false
-            configuration.enableErrorHandling = false
-            configuration.enableResponseHeaderValidation = false
-            let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            // A client that opens a socket and says nothing must not hold a file descriptor forever.
+                installWebSocket: { [messages, webSocket] pipeline, identity in
+                    try Self.addWebSocketCodec(to: pipeline, maxFrameBytes: webSocket.maxFrameBytes)
+                    try WebSocketConnectionHandler.addHandlers(
+                        to: pipeline, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes, logger: logger)
+                },
+                installHTTP: { _ in try configureHTTP(channel: channel, logger: logger).cascade(to: result) },
+                decided: { outcome in result.completeWith(outcome.map { .webSocket }) })
+            try channel.pipeline.syncOperations.addHandler(upgrade)
+            // A client that opens a socket and says nothing (or too slowly) must not hold a file descriptor forever.
             let timeout = channel.eventLoop.scheduleTask(in: .init(webSocket.handshakeTimeout)) { channel.close(promise: nil) }
-            result.whenComplete { _ in timeout.cancel() }
-            return Value(upgradeResult: result, channel: channel)
+            result.futureResult.whenComplete { _ in timeout.cancel() }
+            return Value(upgradeResult: result.futureResult, channel: channel)
         }
+    }
+
+    /// What NIO's WebSocket upgrader puts before the broker's handlers (its frame encoder, decoder and protocol
+    /// error handler), for an upgrade made by hand.
+    static func addWebSocketCodec(to pipeline: ChannelPipeline.SynchronousOperations, maxFrameBytes: Int) throws {
+        try pipeline.addHandler(WebSocketFrameEncoder())
+        try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameBytes)))
+        try pipeline.addHandler(WebSocketProtocolErrorHandler())
+    }
+
+    /// NIO's HTTP/1.1 pipeline with its WebSocket upgrader: the API, refused upgrades, watch links, and every
+    /// request the hand-written upgrade leaves alone.
+    private func configureHTTP(channel: any Channel, logger: Logger) throws -> EventLoopFuture<UpgradeResult> {
+        // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
+        let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
+        let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)
+        let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
+            maxFrameSize: webSocket.maxFrameBytes,
+            shouldUpgrade: { channel, head in
+                guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                // Records the decision; `nil` hands the request to the refusal path.
+                @Sendable func decide(_ identity: VerifiedIdentity?) -> HTTPHeaders? {
+                    guard let identity else {
+                        refusedRequest.withLockedValue { $0 = request }
+                        return nil
+                    }
+                    upgradedIdentity.withLockedValue { $0 = identity }
+                    return HTTPHeaders()
+                }
+                guard request.path?.split(separator: "?").first == "/v1/ws" else { return channel.eventLoop.makeSucceededFuture(decide(nil)) }
+                switch authorize(request) {
+                case .now(let identity):
+                    // A client token: decided here, on the event loop, without a task (issue 17's connect storm).
+                    return channel.eventLoop.makeSucceededFuture(decide(identity))
+                case .later(let check):
+                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                    promise.completeWithTask { decide(await check()) }
+                    return promise.futureResult
+                }
+            },
+            upgradePipelineHandler: { [messages, webSocket] channel, _ in
+                channel.eventLoop.makeCompletedFuture {
+                    guard let identity = upgradedIdentity.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
+                    try WebSocketConnectionHandler.addHandlers(
+                        to: channel.pipeline.syncOperations, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes,
+                        logger: logger)
+                    return UpgradeResult.webSocket
+                }
+            }
+        )
+        let upgradeConfiguration = NIOTypedHTTPServerUpgradeConfiguration(
+            upgraders: [upgrader],
+            notUpgradingCompletionHandler: { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                    try channel.pipeline.syncOperations.addHandler(
+                        HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
+                    let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                    if let request = refusedRequest.withLockedValue({ $0 }) {
+                        return UpgradeResult.refusedUpgrade(asyncChannel, request)
+                    }
+                    return UpgradeResult.http(asyncChannel)
+                }
+            }
+        )
+        var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(upgradeConfiguration: upgradeConfiguration)
+        configuration.enablePipelining = false
+        configuration.enableErrorHandling = false
+        configuration.enableResponseHeaderValidation = false
+        return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
     }
 
     func handle(value: Value, logger: Logger) async {

@@ -65,7 +65,7 @@ struct OwnTracksRoutes: Sendable {
                 .init(.unauthorized, "the OwnTracks endpoint needs HTTP Basic auth: your e-mail address as user name and your token as password"))
         }
         let identity: String
-        switch await verifier.verify(credentials.password) {
+        switch verifier.verify(credentials.password) {
         case .failure(let error):
             return refuse(.unauthorized, error)
         case .success(let verified):

@@ -19,17 +19,32 @@ struct WebSocketEndpoint: Sendable {
         return URI(path).queryParameters.get("token")
     }
 
-    /// The identity of an upgrade request, when the broker takes new sockets and the token is valid.
-    func authorize(_ request: HTTPRequest) async -> VerifiedIdentity? {
-        guard !isDraining(), let token = Self.token(of: request) else { return nil }
-        guard case .success(let identity) = await verify(token), hub.mayConnect(identity.identity) else { return nil }
-        return identity
+    /// Whether an upgrade request may become a WebSocket, decided on the socket's event loop.
+    enum Decision: Sendable {
+        /// Decided without suspending: the identity, or `nil` to refuse (``refusal(for:)`` says why).
+        case now(VerifiedIdentity?)
+        /// A watch link: whether its donation still exists is read from the store, which suspends.
+        case later(@Sendable () async -> VerifiedIdentity?)
+    }
+
+    /// The identity of an upgrade request, when the broker takes new sockets and the token is valid. A client token
+    /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
+    func authorize(_ request: HTTPRequest) -> Decision {
+        guard !isDraining(), let token = Self.token(of: request) else { return .now(nil) }
+        guard WatchTokenClaims.isMarked(token) else {
+            guard case .success(let identity) = verifier.verify(token), hub.mayConnect(identity.identity) else { return .now(nil) }
+            return .now(identity)
+        }
+        return .later { [watchLinks, hub] in
+            guard case .success(let identity) = await watchLinks.verify(token), hub.mayConnect(identity.identity) else { return nil }
+            return identity
+        }
     }
 
     /// A watch link (marked so in its header) goes to the watch-link verifier, anything else to the client-token
     /// verifier; each checks the token completely.
     private func verify(_ token: String) async -> Result<VerifiedIdentity, BrokerError> {
-        WatchTokenClaims.isMarked(token) ? await watchLinks.verify(token) : await verifier.verify(token)
+        WatchTokenClaims.isMarked(token) ? await watchLinks.verify(token) : verifier.verify(token)
     }
 
     /// Why a request for `/v1/ws` was not upgraded; the refusal is counted.

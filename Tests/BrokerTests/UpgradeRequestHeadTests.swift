@@ -1,0 +1,91 @@
+import HTTPTypes
+import XCTest
+
+@testable import LocationBroker
+
+/// The hand-written upgrade reads only one plain form of request head; every other head, valid or not, is left to
+/// NIO's HTTP reader (docs/SECURITY.md, "The hand-written upgrade").
+final class UpgradeRequestHeadTests: XCTestCase {
+    static let plain = [
+        "GET /v1/ws HTTP/1.1", "Host: 127.0.0.1:8080", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Authorization: Bearer a.b.c",
+    ]
+
+    /// The head of `lines` joined as a client sends them (without the blank line that ends the head).
+    static func parse(_ lines: [String], separator: String = "\r\n") -> UpgradeRequestHead? {
+        UpgradeRequestHead.parse(Array(lines.joined(separator: separator).utf8))
+    }
+
+    /// `plain` with the line that starts like `prefix` replaced (or removed, for `nil`).
+    static func replacing(_ prefix: String, with line: String?) -> [String] {
+        plain.compactMap { $0.hasPrefix(prefix) ? line : $0 }
+    }
+
+    func testThePlainFormIsReadWithEveryField() throws {
+        let head = try XCTUnwrap(Self.parse(Self.plain))
+        XCTAssertEqual(head.request.method, .get)
+        XCTAssertEqual(head.request.path, "/v1/ws")
+        XCTAssertEqual(head.request.authority, "127.0.0.1:8080")
+        XCTAssertEqual(head.request.headerFields[.authorization], "Bearer a.b.c")
+        XCTAssertEqual(WebSocketEndpoint.token(of: head.request), "a.b.c")
+        // RFC 6455 section 1.3's example.
+        XCTAssertEqual(head.accept, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+    }
+
+    func testWhatBrowsersSendIsThePlainForm() throws {
+        var lines = Self.replacing("GET", with: "GET /v1/ws?token=a.b.c HTTP/1.1")
+        lines = lines.map { $0.hasPrefix("Connection") ? "connection: keep-alive, Upgrade" : $0 }.filter { !$0.hasPrefix("Authorization") }
+        lines += ["Origin: https://example.org", "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits", "User-Agent: Mozilla/5.0\t"]
+        let head = try XCTUnwrap(Self.parse(lines))
+        XCTAssertEqual(WebSocketEndpoint.token(of: head.request), "a.b.c")
+        XCTAssertEqual(head.request.headerFields[.userAgent], "Mozilla/5.0")
+    }
+
+    func testAnotherRequestLineIsNotThePlainForm() {
+        for line in [
+            "HEAD /v1/ws HTTP/1.1", "GET /v1/ws HTTP/1.0", "GET /v1/wsx HTTP/1.1", "GET /v1/ws/ HTTP/1.1", "GET //v1/ws HTTP/1.1",
+            "GET http://host/v1/ws HTTP/1.1", "GET  /v1/ws HTTP/1.1", "GET /v1/ws  HTTP/1.1", "GET /v1/ws HTTP/1.1 ", "get /v1/ws HTTP/1.1",
+            "GET /v1/ws\u{7F} HTTP/1.1", "GET /v1/ws#x HTTP/1.1x", "GET /v1/ws",
+        ] {
+            XCTAssertNil(Self.parse(Self.replacing("GET", with: line)), line)
+        }
+    }
+
+    func testAnOddHeaderLineIsNotThePlainForm() {
+        for (why, extra) in [
+            ("folded", ["Authorization: Bearer", " a.b.c"]), ("tab-folded", ["X-A: 1", "\tcontinued"]),
+            ("space before the colon", ["X-A : 1"]), ("no colon", ["X-A 1"]), ("empty name", [": 1"]),
+            ("a NUL", ["X-A: 1\u{0}2"]), ("non-ASCII", ["X-A: caf\u{E9}"]), ("a bare CR", ["X-A: 1\r2"]), ("a separator in the name", ["X(A): 1"]),
+        ] {
+            XCTAssertNil(Self.parse(Self.plain + extra), why)
+        }
+        XCTAssertNil(Self.parse(Self.plain, separator: "\n"), "bare LF line ends")
+        XCTAssertNil(Self.parse(Self.plain + [""]), "an empty line inside the head")
+    }
+
+    func testADuplicatedHeaderIsNotThePlainForm() {
+        for line in ["Authorization: Bearer x.y.z", "authorization: Bearer a.b.c", "Host: other", "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==", "Upgrade: websocket"] {
+            XCTAssertNil(Self.parse(Self.plain + [line]), line)
+        }
+    }
+
+    func testABodyIsNotThePlainForm() {
+        for line in ["Content-Length: 12", "Content-Length: 00", "Content-Length: 0, 0", "Transfer-Encoding: chunked", "transfer-encoding: identity"] {
+            XCTAssertNil(Self.parse(Self.plain + [line]), line)
+        }
+        XCTAssertNil(Self.parse(Self.plain + ["Content-Length: 0", "Content-Length: 0"]), "twice")
+        // What NIO's client sends: an empty body, said so.
+        XCTAssertNotNil(Self.parse(Self.plain + ["Content-Length: 0"]))
+    }
+
+    func testAnIncompleteUpgradeIsNotThePlainForm() {
+        for (prefix, line) in [
+            ("Host", nil), ("Upgrade", nil), ("Upgrade", "Upgrade: h2c"), ("Upgrade", "Upgrade: websocket, h2c"), ("Connection", nil),
+            ("Connection", "Connection: keep-alive"), ("Connection", "Connection: upgraded"), ("Sec-WebSocket-Version", nil),
+            ("Sec-WebSocket-Version", "Sec-WebSocket-Version: 8"), ("Sec-WebSocket-Key", nil), ("Sec-WebSocket-Key", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ"),
+            ("Sec-WebSocket-Key", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZS4="), ("Sec-WebSocket-Key", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25j*Q=="),
+        ] as [(String, String?)] {
+            XCTAssertNil(Self.parse(Self.replacing(prefix, with: line)), line ?? "no \(prefix)")
+        }
+    }
+}
