@@ -56,6 +56,25 @@ final class WebSocketUpgradeHandlerTests: XCTestCase {
         XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self)?.readableBytes, 6)
     }
 
+    /// NIO reads a socket into a pooled buffer and reuses it when nobody else holds it; a buffer still held at the
+    /// next read makes the pool allocate another, and it keeps every one it made for the socket's life (a few hundred
+    /// bytes each, on every idle connection). A head that arrives over several reads must not be held in NIO's buffer.
+    func testAHeadOverSeveralReadsLeavesTheReceiveBufferToItsPool() throws {
+        let (channel, record) = try Self.channel()
+        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
+        var pool = NIOPooledRecvBufferAllocator(capacity: 4, recvAllocator: FixedSizeRecvByteBufferAllocator(capacity: 128))
+        var head = Substring(Self.upgrade())
+        while !head.isEmpty {
+            let piece = head.prefix(128)
+            head = head.dropFirst(128)
+            // As NIO's socket channel does: read into the pool's buffer, fire it, let go of it.
+            let (read, _) = pool.buffer(allocator: channel.allocator) { buffer in buffer.writeString(String(piece)) }
+            try channel.writeInbound(read)
+        }
+        XCTAssertEqual(record.decided, ["upgraded"])
+        XCTAssertEqual(pool.count, 1, "the pool reused its one buffer for every read of the head")
+    }
+
     func testWhatTheHandlerDoesNotServeIsHandedOverWithEveryByte() throws {
         let plain = Self.upgrade()
         for (why, pieces, accept) in [

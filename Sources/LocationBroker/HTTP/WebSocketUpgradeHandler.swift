@@ -26,6 +26,8 @@ final class WebSocketUpgradeHandler: ChannelInboundHandler, RemovableChannelHand
     private var buffered: ByteBuffer?
     /// How many buffered bytes are known to hold no end of head (a head sent byte by byte is scanned once).
     private var scanned = 0
+    /// Whether `buffered` is a copy of this handler's, rather than the receive buffer NIO handed over.
+    private var ownsBuffered = false
     private var isDecided = false
 
     init(
@@ -52,7 +54,15 @@ final class WebSocketUpgradeHandler: ChannelInboundHandler, RemovableChannelHand
         guard let headLength = buffered!.withUnsafeReadableBytes({ Self.headLength(in: $0, from: max(0, scanned - 3)) }) else {
             // The head is not complete: wait for more, unless it is already too long to be read by hand.
             scanned = count
-            if count >= UpgradeRequestHead.maximumBytes { handOver(context: context) }
+            if count >= UpgradeRequestHead.maximumBytes { return handOver(context: context) }
+            if !ownsBuffered {
+                // Kept in a buffer of our own: holding NIO's receive buffer until the next read would make the
+                // socket's receive pool allocate more buffers, which it keeps for the connection's whole life.
+                var copy = context.channel.allocator.buffer(capacity: count)
+                copy.writeImmutableBuffer(buffered!)
+                buffered = copy
+                ownsBuffered = true
+            }
             return
         }
         guard headLength <= UpgradeRequestHead.maximumBytes, headLength == count,
