@@ -65,8 +65,8 @@ struct TokenVerifier: Sendable {
             return refuse("the token is empty or longer than \(Self.maximumTokenBytes) bytes")
         }
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Self.base64URL(parts[0]), let payloadData = Self.base64URL(parts[1]),
-            let signature = Self.base64URL(parts[2]), let header = try? JSONDecoder().decode(Header.self, from: headerData)
+        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]), let header = try? JSONDecoder().decode(Header.self, from: headerData)
         else { return refuse("the token is not a well-formed JWT") }
         let checker: any JWTAlgorithm
         switch header.alg {
@@ -118,11 +118,6 @@ struct TokenVerifier: Sendable {
         case .failure(let why):
             return refuse("the token's \(identityClaim) claim is not a usable identity: \(why)")
         }
-    }
-
-    /// Decodes one base64url part of a token (no padding); `nil` when it is not base64url.
-    private static func base64URL(_ part: Substring.UTF8View) -> Data? {
-        Base64URL.decode(part)
     }
 
     /// Signs an HS256 token with the configured secret; used by `location-broker token` to try the broker. With

@@ -31,14 +31,14 @@ struct WebSocketEndpoint: Sendable {
     /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
     func authorize(_ request: HTTPRequest) -> Decision {
         guard !isDraining(), let token = Self.token(of: request) else { return .now(nil) }
-        guard WatchTokenClaims.isMarked(token) else {
-            guard case .success(let identity) = verifier.verify(token), hub.mayConnect(identity.identity) else { return .now(nil) }
-            return .now(identity)
-        }
-        return .later { [watchLinks, hub] in
-            guard case .success(let identity) = await watchLinks.verify(token), hub.mayConnect(identity.identity) else { return nil }
-            return identity
-        }
+        if WatchTokenClaims.isMarked(token) { return .later { [self] in admitted(await verify(token)) } }
+        return .now(admitted(verifier.verify(token)))
+    }
+
+    /// The identity of a verified token, when the identity may open one more connection.
+    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>) -> VerifiedIdentity? {
+        guard case .success(let identity) = verified, hub.mayConnect(identity.identity) else { return nil }
+        return identity
     }
 
     /// A watch link (marked so in its header) goes to the watch-link verifier, anything else to the client-token
