@@ -24,6 +24,12 @@ final class UpgradeDecisionTests: XCTestCase {
         let value: BrokerServerChannel.Value
         /// How the upgrade ended, once it has.
         let outcome = Outcome()
+        /// How many times an upgrade request's token was judged (each a signature check).
+        let authorizations = Count()
+
+        final class Count: Sendable {
+            let value = Mutex(0)
+        }
 
         final class Outcome: Sendable {
             let value = Mutex<String?>(nil)
@@ -40,7 +46,10 @@ final class UpgradeDecisionTests: XCTestCase {
                 metrics: metrics, hub: hub, isDraining: { false })
             let server = BrokerServerChannel(
                 responder: { _, _, _ in }, http1: .init(), webSocket: .init(maxFrameBytes: 4096),
-                authorize: { endpoint.authorize($0) }, refuse: { await endpoint.refusal(for: $0) },
+                authorize: { [authorizations] in
+                    authorizations.value.withLock { $0 += 1 }
+                    return endpoint.authorize($0)
+                }, refuse: { await endpoint.refusal(for: $0) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
             value = try await server.setup(channel: channel, logger: Logger(label: "UpgradeDecisionTests")).get()
@@ -98,6 +107,17 @@ final class UpgradeDecisionTests: XCTestCase {
         XCTAssertTrue(written.contains(#""type":"welcome""#), "the WebSocket handlers did not start")
         XCTAssertEqual(socket.outcome.value.withLock { $0 }, "webSocket")
         XCTAssertNil(socket.pipelineError)
+    }
+
+    /// A forged token is the cheapest thing an attacker can send: refusing it must not cost more signature checks
+    /// than before the hand-written upgrade (one to decide, one to say why), whichever path reads the request.
+    func testAForgedTokenIsJudgedOnceBeforeItsRefusal() async throws {
+        let socket = try await Socket()
+        defer { socket.stop() }
+        let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
+        socket.upgrade(token: forged)
+        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused")
+        XCTAssertEqual(socket.authorizations.value.withLock { $0 }, 1, "the hand-written upgrade's decision is not taken again by NIO's path")
     }
 
     func testARefusedClientTokenIsDecidedWithoutATask() async throws {

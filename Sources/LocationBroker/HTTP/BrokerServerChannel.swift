@@ -62,11 +62,16 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             try channel.syncOptions?.setOption(
                 ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65_536))
             let result = channel.eventLoop.makePromise(of: UpgradeResult.self)
+            // The hand-written upgrade's decision on the request it read. When it hands that same request to NIO's
+            // path (a refused token, a watch link), the decision goes with it: a token is not judged twice.
+            let handDecision = NIOLockedValueBox<WebSocketEndpoint.Decision?>(nil)
             // A plain upgrade with a client token is served by hand; anything else by NIO's HTTP pipeline, as before.
             let upgrade = WebSocketUpgradeHandler(
                 authorize: { head in
+                    let decision = authorize(head.request)
+                    handDecision.withLockedValue { $0 = decision }
                     // Only a decision made now is taken here; a watch link's (it reads the store) is NIO's path.
-                    guard case .now(let identity) = authorize(head.request) else { return nil }
+                    guard case .now(let identity) = decision else { return nil }
                     return identity
                 },
                 installWebSocket: { [messages, webSocket] pipeline, identity in
@@ -74,7 +79,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     try WebSocketConnectionHandler.addHandlers(
                         to: pipeline, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes, logger: logger)
                 },
-                installHTTP: { _ in try configureHTTP(channel: channel, logger: logger).cascade(to: result) },
+                installHTTP: { _ in
+                    try configureHTTP(channel: channel, decided: handDecision.withLockedValue { $0 }, logger: logger).cascade(to: result)
+                },
                 decided: { outcome in result.completeWith(outcome.map { .webSocket }) })
             try channel.pipeline.syncOperations.addHandler(upgrade)
             // A client that opens a socket and says nothing (or too slowly) must not hold a file descriptor forever.
@@ -94,7 +101,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
 
     /// NIO's HTTP/1.1 pipeline with its WebSocket upgrader: the API, refused upgrades, watch links, and every
     /// request the hand-written upgrade leaves alone.
-    private func configureHTTP(channel: any Channel, logger: Logger) throws -> EventLoopFuture<UpgradeResult> {
+    /// - Parameter decided: the hand-written upgrade's decision on the request it hands over, if it made one.
+    private func configureHTTP(channel: any Channel, decided: WebSocketEndpoint.Decision?, logger: Logger) throws -> EventLoopFuture<UpgradeResult> {
         // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
         let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
         let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)
@@ -114,7 +122,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     return HTTPHeaders()
                 }
                 guard request.path?.split(separator: "?").first == "/v1/ws" else { return channel.eventLoop.makeSucceededFuture(decide(nil)) }
-                switch authorize(request) {
+                switch decided ?? authorize(request) {
                 case .now(let identity):
                     // A client token: decided here, on the event loop, without a task (issue 17's connect storm).
                     return channel.eventLoop.makeSucceededFuture(decide(identity))
