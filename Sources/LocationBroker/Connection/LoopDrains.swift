@@ -2,7 +2,9 @@ import BrokerCore
 import NIOCore
 import Synchronization
 
-/// The socket drains one event loop owes, run together in one event-loop task.
+/// The socket drains one event loop owes, run together in one event-loop task; and the loop's other shared
+/// per-connection work, its WebSockets' heartbeat and close-grace timers (``ConnectionTimers``, one scheduled task
+/// per list instead of one per connection).
 ///
 /// A position for 1,000 donors would otherwise cost 1,000 `execute` calls, each a closure and, across
 /// threads, a wake-up; gathered here it costs one per event loop, as in a bare NIO fan-out. An outbox is listed
