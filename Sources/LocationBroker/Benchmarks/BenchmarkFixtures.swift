@@ -10,17 +10,13 @@ import Synchronization
 /// A hub with one volunteer's channel and `subscribers` donors watching it, for the publish -> fan-out
 /// microbenchmark. Exists only for Benchmarks/Micro; not part of the broker's API.
 ///
-/// Built the way the broker builds it: one donation per donor, all `BEING-LOOKED-FOR` with the same volunteer,
-/// each donor connected and subscribed to the volunteer's channel. The publish limit and the maximum age of a fix are
-/// raised so that neither refuses a benchmark's publish, the position is stamped when the fixture is made (after the
-/// donations' trackable windows opened, so it is kept for them), and it stays far from every destination, so no
-/// arrival fires.
+/// Built the way the broker builds it (``BenchmarkScene``), each donor connected and subscribed to its donation.
 /// Each donor's sink is the broker's own ``Outbox`` with no socket writer attached: the fixture takes the queued
 /// frames itself, as ``SocketWriter`` does on the socket's event loop, so the event-loop hop and the socket write are not measured.
 @_spi(Benchmarks)
 public final class PublishFixture: Sendable {
     /// The channel every subscriber watches.
-    public let volunteer = "volunteer@example.org"
+    public let volunteer = BenchmarkScene.volunteer
     /// How many donors watch the channel.
     public let subscriberCount: Int
 
@@ -33,35 +29,20 @@ public final class PublishFixture: Sendable {
     /// the volunteer online) and drains every outbox, so the outboxes are empty when measuring starts.
     /// - Throws: ``FixtureError`` if a donor could not subscribe or a publish does not reach every subscriber.
     public init(subscribers: Int) throws {
-        var settings = HubSettings(BrokerConfiguration())
-        settings.publishRate = 1_000_000_000
-        settings.publishBurst = 1_000_000_000
-        // A fixed timestamp would be older than the maximum age, and earlier than the windows opened below.
-        settings.maxPositionAgeMilliseconds = .max / 4
-        let hub = Hub(settings: settings, metrics: BrokerMetrics(), framing: TextFrame.framing)
+        let scene = BenchmarkScene(donors: subscribers)
         let logger = Logger(label: "benchmark")
-        let home = Home(lat: -34.6037, lon: -58.3816, label: "Av. Corrientes 1234")
-        let institution = Institution(lat: -34.5875, lon: -58.4206, name: "Caritas Palermo")
         var outboxes: [Outbox] = []
         for index in 0..<subscribers {
-            let donor = "donor-\(index)@example.org"
-            let id = "d-\(index)"
-            hub.apply(
-                DonationChange(
-                    id: id, revision: Int64(index + 1), old: nil,
-                    new: Donation(
-                        id: id, donor: donor, volunteer: volunteer, state: .beingLookedFor, home: home,
-                        institution: institution, createdAt: 0, updatedAt: 0)))
-            let outbox = Outbox(limit: settings.outboxBytes, stallLimit: settings.slowConsumerStall)
-            let connection = hub.connect(VerifiedIdentity(identity: donor, expiresAt: .max / 2000), sink: outbox, logger: logger)
-            if let refusal = hub.subscribe(connection, ClientFrame.Subscribe(target: .donation(id))) {
+            let outbox = Outbox(limit: scene.hub.settings.outboxBytes, stallLimit: scene.hub.settings.slowConsumerStall)
+            let connection = scene.hub.connect(VerifiedIdentity(identity: BenchmarkScene.donor(index), expiresAt: .max / 2000), sink: outbox, logger: logger)
+            if let refusal = scene.hub.subscribe(connection, ClientFrame.Subscribe(target: .donation(BenchmarkScene.donation(index)))) {
                 throw FixtureError(description: "donor \(index) could not subscribe: \(refusal.message)")
             }
             outboxes.append(outbox)
         }
-        self.hub = hub
+        self.hub = scene.hub
         self.outboxes = outboxes
-        self.position = Position(lat: -34.6200, lon: -58.4400, accuracy: 5, speed: 8.5, heading: 270, timestamp: WallClock.system.now())
+        self.position = scene.position
         self.subscriberCount = subscribers
         _ = publishOnce()
         let delivered = publishOnce()

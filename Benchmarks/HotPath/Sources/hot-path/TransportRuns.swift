@@ -64,9 +64,10 @@ enum TransportRuns {
     }
 }
 
-/// Counts the flushes that reached the bottom of the pipelines; the runs are single-threaded.
+/// Counts the writes and flushes that reached the bottom of the pipelines; the runs are single-threaded.
 final class Sink {
     var flushes = 0
+    var writes = 0
 }
 
 /// Where the socket would be: completes each write and counts each flush, forwarding nothing.
@@ -80,6 +81,7 @@ final class SinkHandler: ChannelOutboundHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        sink.writes += 1
         promise?.succeed()
     }
 
