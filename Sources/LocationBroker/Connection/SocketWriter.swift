@@ -72,7 +72,9 @@ final class SocketWriter: Sendable {
             channel.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
         }
         if frameCount > 0 || close != nil || taken.pong != nil || taken.ping {
-            channel.flush()
+            // From the encoder down: the handlers above it hold no write back, and a flush from the channel would
+            // walk through each of them first (once per delivery; about 850 instructions of each fan-out delivery).
+            output.flush()
         }
         if frameCount > 0 {
             metrics.framesOut.increment(by: Int64(frameCount))
