@@ -35,19 +35,46 @@ public final class DeliveryFixture: Sendable {
     /// Adds to `pipeline` what an upgrade adds for donor `index` (NIO's frame codec, then the broker's handlers),
     /// below which the caller's handlers stand for the socket. The channel must be active.
     public func serve(donor index: Int, on pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try serve(BenchmarkScene.donor(index), on: pipeline)
+    }
+
+    /// Adds to `pipeline` what an upgrade adds for the volunteer, as ``serve(donor:on:)`` does for a donor.
+    public func serveVolunteer(on pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try serve(BenchmarkScene.volunteer, on: pipeline)
+    }
+
+    private func serve(_ identity: String, on pipeline: ChannelPipeline.SynchronousOperations) throws {
         try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
         try WebSocketConnectionHandler.addHandlers(
-            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: BenchmarkScene.donor(index), expiresAt: .max / 2000),
+            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: identity, expiresAt: .max / 2000),
             maxMessageBytes: maxMessageBytes, logger: logger)
     }
 
     /// The bytes donor `index`'s client sends to watch its donation: one masked text frame.
     public func subscribeFrame(donor index: Int) -> ByteBuffer {
-        let payload = Array(#"{"type":"subscribe","id":"s","donation":"\#(BenchmarkScene.donation(index))"}"#.utf8)
+        Self.maskedTextFrame(Array(#"{"type":"subscribe","id":"s","donation":"\#(BenchmarkScene.donation(index))"}"#.utf8))
+    }
+
+    /// The bytes the volunteer's phone sends to publish the scene's position, as `tracker-sim`'s load publishers
+    /// send it (no `id`, so the broker answers only a refusal): one masked text frame.
+    public func publishFrame() -> ByteBuffer {
+        var payload = Array(#"{"type":"publish","position":"#.utf8)
+        PositionFrameEncoder.appendPosition(&payload, scene.position)
+        payload.append(UInt8(ascii: "}"))
+        return Self.maskedTextFrame(payload)
+    }
+
+    /// A client's text frame: masked, as RFC 6455 requires of clients.
+    private static func maskedTextFrame(_ payload: [UInt8]) -> ByteBuffer {
         let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
         var frame = ByteBuffer()
         frame.writeInteger(UInt8(0x81))
-        frame.writeInteger(UInt8(0x80 | payload.count))
+        if payload.count < 126 {
+            frame.writeInteger(UInt8(0x80 | payload.count))
+        } else {
+            frame.writeInteger(UInt8(0x80 | 126))
+            frame.writeInteger(UInt16(payload.count))
+        }
         frame.writeBytes(key)
         frame.writeBytes(payload.enumerated().map { $0.element ^ key[$0.offset % 4] })
         return frame

@@ -189,7 +189,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             noteQueuedClose(outbox)
             // After a close is asked for, the client's messages are no longer read.
             guard life.isOpen else { return }
-            let payload = frame.unmaskedData
+            let payload = frame.unmaskedPayload
             guard frame.opcode == .binary else {
                 guard payload.readableBytesView.isValidUTF8 else { return refuse(.notUTF8) }
                 return messages.handle(.text(payload), from: connection, budget: &errorBudget)

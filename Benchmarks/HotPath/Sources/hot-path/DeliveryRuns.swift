@@ -40,6 +40,52 @@ enum DeliveryRuns {
         return writes
     }
 
+    /// One volunteer watched by one donor, each on its own `EmbeddedChannel` on one loop: the volunteer's publish
+    /// frame read through the broker's pipeline (NIO's decoder, the frame gate, the aggregator, the connection
+    /// handler, the publish fast path), the hub's publish, and the donor's drain and write. `rounds` publishes are
+    /// measured.
+    static func pairs(rounds: Int, warmup: Int) throws -> Int {
+        let fixture = DeliveryFixture(donors: 1)
+        let loop = EmbeddedEventLoop()
+        let volunteerSink = Sink(), donorSink = Sink()
+        let volunteer = EmbeddedChannel(loop: loop)
+        let donor = EmbeddedChannel(loop: loop)
+        for channel in [volunteer, donor] { try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait() }
+        try volunteer.pipeline.syncOperations.addHandler(SinkHandler(sink: volunteerSink))
+        try fixture.serveVolunteer(on: volunteer.pipeline.syncOperations)
+        try donor.pipeline.syncOperations.addHandler(SinkHandler(sink: donorSink))
+        try fixture.serve(donor: 0, on: donor.pipeline.syncOperations)
+        try donor.writeInbound(fixture.subscribeFrame(donor: 0))
+        let frame = fixture.publishFrame()
+        loop.run()
+        // The first publish also says the volunteer is online; then the history fills.
+        try volunteer.writeInbound(frame)
+        loop.run()
+        for _ in 0..<warmup {
+            let before = donorSink.writes
+            try volunteer.writeInbound(frame)
+            loop.run()
+            guard donorSink.writes - before == 1 else { throw RunError(description: "a publish reached the donor \(donorSink.writes - before) times") }
+        }
+        let before = (donor: donorSink.writes, volunteer: volunteerSink.writes)
+        try callgrindMeasuredPairs(volunteer, frame, loop, rounds: rounds)
+        let delivered = donorSink.writes - before.donor
+        // A publish without an id is answered only when refused: the volunteer must have been sent nothing.
+        guard delivered == rounds, volunteerSink.writes == before.volunteer else {
+            throw RunError(description: "the donor got \(delivered) of \(rounds) frames; the volunteer was sent \(volunteerSink.writes - before.volunteer)")
+        }
+        for channel in [volunteer, donor] { _ = try channel.finish(acceptAlreadyClosed: true) }
+        return delivered
+    }
+
+    @inline(never)
+    static func callgrindMeasuredPairs(_ volunteer: EmbeddedChannel, _ frame: ByteBuffer, _ loop: EmbeddedEventLoop, rounds: Int) throws {
+        for _ in 0..<rounds {
+            try volunteer.writeInbound(frame)
+            loop.run()
+        }
+    }
+
     @inline(never)
     static func callgrindMeasuredDelivery(_ fixture: DeliveryFixture, _ loop: EmbeddedEventLoop, positions: Int) -> Int {
         var queued = 0

@@ -1,0 +1,40 @@
+import BrokerProtocol
+import NIOCore
+import NIOWebSocket
+import XCTest
+
+@testable import LocationBroker
+
+/// The broker's word-at-a-time unmasking must give exactly NIO's `unmaskedData`, whatever the length, the key and
+/// where the payload starts in its buffer (a frame read from the socket is a slice).
+final class FrameUnmaskingTests: XCTestCase {
+    func testEveryLengthAndKeyUnmasksAsNIODoes() {
+        var generator = SeededRandom(seed: 0x5EED_F00D)
+        for length in 0...300 {
+            for _ in 0..<4 {
+                let key = WebSocketMaskingKey((0..<4).map { _ in UInt8.random(in: 0...255, using: &generator) })!
+                let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                // A slice that starts at an odd offset of its storage, as NIO's decoder hands a frame's data.
+                let lead = Int.random(in: 0...7, using: &generator)
+                var buffer = ByteBuffer(bytes: Array(repeating: 0xAA, count: lead) + payload + [0xBB, 0xCC])
+                buffer.moveReaderIndex(forwardBy: lead)
+                let data = buffer.getSlice(at: buffer.readerIndex, length: length)!
+                let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: key, data: data)
+                XCTAssertEqual(frame.unmaskedPayload, frame.unmaskedData, "length \(length), key \(key)")
+                XCTAssertEqual(frame.data, data, "the frame's own bytes are left as they were")
+            }
+        }
+    }
+
+    func testAFrameWithoutAKeyIsItsData() {
+        let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: #"{"type":"publish"}"#))
+        XCTAssertEqual(frame.unmaskedPayload, ByteBuffer(string: #"{"type":"publish"}"#))
+    }
+
+    func testExtensionDataIsUnmaskedWithThePayloadAsNIODoes() {
+        let key = WebSocketMaskingKey([1, 2, 3, 4])!
+        let frame = WebSocketFrame(
+            fin: true, opcode: .text, maskKey: key, data: ByteBuffer(bytes: Array(0..<23)), extensionData: ByteBuffer(bytes: [9, 9, 9]))
+        XCTAssertEqual(frame.unmaskedPayload, frame.unmaskedData)
+    }
+}
