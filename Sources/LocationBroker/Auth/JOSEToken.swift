@@ -28,33 +28,39 @@ struct JOSEToken: Sendable {
     /// by its length).
     init(_ token: String, maximumBytes: Int = TokenVerifier.maximumTokenBytes) {
         text = token
-        let utf8 = token.utf8
-        let firstDot = utf8.firstIndex(of: UInt8(ascii: "."))
-        guard !token.isEmpty, utf8.count <= maximumBytes else {
-            parts = nil
-            header = nil
-            isWatchLink = firstDot.map { Self.routesAsWatchLink(utf8[..<$0], strictHeader: nil) } ?? false
-            return
+        // Split over the contiguous UTF-8 bytes: stepping through a `String.UTF8View` byte by byte cost more than
+        // decoding the parts.
+        var bytes = token
+        let read = bytes.withUTF8 { utf8 -> (Parts?, Result<[String: JOSEValue], JOSEObjectError>?, Bool) in
+            let firstDot = utf8.firstIndex(of: UInt8(ascii: "."))
+            guard !utf8.isEmpty, utf8.count <= maximumBytes else {
+                return (nil, nil, firstDot.map { Self.routesAsWatchLink(utf8[..<$0], strictHeader: nil) } ?? false)
+            }
+            var parts: Parts?
+            if let firstDot, let secondDot = utf8[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+                !utf8[(secondDot + 1)...].contains(UInt8(ascii: ".")),
+                let header = Base64URL.decode(utf8[..<firstDot]),
+                let payload = Base64URL.decode(utf8[(firstDot + 1)..<secondDot]),
+                let signature = Base64URL.decode(utf8[(secondDot + 1)...])
+            {
+                parts = Parts(header: header, payload: payload, signature: signature, signingInputLength: secondDot)
+            }
+            let header = parts.map { JOSEObjectReader.read($0.header) }
+            return (parts, header, firstDot.map { Self.routesAsWatchLink(utf8[..<$0], strictHeader: header) } ?? false)
         }
-        var parts: Parts?
-        if let firstDot, let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: UInt8(ascii: ".")),
-            !utf8[utf8.index(after: secondDot)...].contains(UInt8(ascii: ".")),
-            let header = Base64URL.decode(utf8[..<firstDot]),
-            let payload = Base64URL.decode(utf8[utf8.index(after: firstDot)..<secondDot]),
-            let signature = Base64URL.decode(utf8[utf8.index(after: secondDot)...])
-        {
-            parts = Parts(header: header, payload: payload, signature: signature, signingInputLength: utf8.distance(from: utf8.startIndex, to: secondDot))
-        }
-        self.parts = parts
-        let header = parts.map { JOSEObjectReader.read($0.header) }
-        self.header = header
-        isWatchLink = firstDot.map { Self.routesAsWatchLink(utf8[..<$0], strictHeader: header) } ?? false
+        (parts, header, isWatchLink) = read
+    }
+
+    /// Calls `body` with the signing input (`header.payload` as received), without copying it.
+    func withSigningInput<T>(_ parts: Parts, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        var bytes = text
+        return try bytes.withUTF8 { try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[..<parts.signingInputLength]))) }
     }
 
     /// The routing rule `WatchTokenClaims.isMarked` has always had: the first part, if at most 1,024 bytes and
     /// base64 (strict or not), is a JSON object whose `typ` is the watch-link type. The strict header already read
     /// is used when there is one; the lenient decoding only happens for tokens that are not well-formed anyway.
-    private static func routesAsWatchLink(_ first: Substring.UTF8View, strictHeader: Result<[String: JOSEValue], JOSEObjectError>?) -> Bool {
+    private static func routesAsWatchLink(_ first: Slice<UnsafeBufferPointer<UInt8>>, strictHeader: Result<[String: JOSEValue], JOSEObjectError>?) -> Bool {
         guard first.count <= 1024 else { return false }
         let members: Result<[String: JOSEValue], JOSEObjectError>
         if let strictHeader {

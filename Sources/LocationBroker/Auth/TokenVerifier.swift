@@ -92,8 +92,8 @@ struct TokenVerifier: Sendable {
         default:
             return refuse("the token's algorithm is not accepted (HS256 with the broker's secret, RS256 or ES256 with a known key)")
         }
-        let signingInput = token.text.utf8.prefix(parts.signingInputLength)
-        guard (try? checker.verify(parts.signature, signs: Array(signingInput))) == true else { return refuse("the token's signature is not valid") }
+        let signed = token.withSigningInput(parts) { input in (try? checker.verify(parts.signature, signs: input)) == true }
+        guard signed else { return refuse("the token's signature is not valid") }
         let claims: TokenClaims
         switch JOSEObjectReader.read(parts.payload) {
         case .failure(.duplicateName):
