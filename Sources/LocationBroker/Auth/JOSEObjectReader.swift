@@ -219,10 +219,14 @@ enum JOSEObjectReader {
             try expect(UInt8(ascii: "\""))
             scratch.removeAll(keepingCapacity: true)
             var unicode = true
+            // Escapes may add non-ASCII bytes too.
+            var ascii = true
             while true {
                 let byte = try take()
                 switch byte {
                 case UInt8(ascii: "\""):
+                    // ASCII needs no validation; `String(validating:as:)` costs generic metadata look-ups per call.
+                    if ascii { return unicode ? String(decoding: scratch, as: UTF8.self) : nil }
                     guard let text = String(validating: scratch, as: UTF8.self) else { throw Malformed() }
                     return unicode ? text : nil
                 case UInt8(ascii: "\\"):
@@ -236,10 +240,14 @@ enum JOSEObjectReader {
                     case UInt8(ascii: "t"): scratch.append(0x09)
                     case UInt8(ascii: "u"):
                         if !(try unicodeEscape()) { unicode = false }
+                        if let last = scratch.last, last >= 0x80 { ascii = false }
                     default: throw Malformed()
                     }
                 case 0..<0x20:
                     throw Malformed()
+                case 0x80...:
+                    ascii = false
+                    scratch.append(byte)
                 default:
                     scratch.append(byte)
                 }
