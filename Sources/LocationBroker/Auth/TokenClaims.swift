@@ -31,6 +31,42 @@ struct TokenClaims: JWTPayload {
         self.booleans = booleans
     }
 
+    /// The claims of a claims set read by ``JOSEObjectReader``, exactly as `init(from:)` reads them with `JSONDecoder`
+    /// (the differential test JOSEReaderDifferentialTests holds the two together).
+    /// - Throws: `JWTError.claimVerificationFailure` when `exp` or `nbf` is not a number of seconds.
+    init(members: [String: JOSEValue]) throws {
+        var strings: [String: String] = [:]
+        var booleans: [String: Bool] = [:]
+        for (name, value) in members {
+            switch value {
+            case .string(let text): strings[name] = text
+            case .bool(let flag): booleans[name] = flag
+            default: break
+            }
+        }
+        self.strings = strings
+        self.booleans = booleans
+        self.expiresAt = try Self.seconds(members["exp"], "exp")
+        self.notBefore = try Self.seconds(members["nbf"], "nbf")
+        self.issuer = strings["iss"]
+        switch members["aud"] {
+        case .string(let single)?: self.audiences = [single]
+        case .strings(let many)?: self.audiences = many
+        default: self.audiences = []
+        }
+    }
+
+    /// NumericDate claims are seconds, possibly fractional; a claim that is present must be such a number.
+    private static func seconds(_ value: JOSEValue?, _ name: String) throws -> Int64? {
+        guard let value else { return nil }
+        guard case .number(let seconds?) = value, seconds.isFinite, abs(seconds) < 1e15 else {
+            throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "\(name) must be a number of seconds")
+        }
+        return Int64(seconds.rounded(.down))
+    }
+
+    /// Decoding with `JSONDecoder` (how jwt-kit reads a payload); the broker reads client tokens with
+    /// ``init(members:)``.
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyKey.self)
         var strings: [String: String] = [:]

@@ -50,32 +50,40 @@ struct TokenVerifier: Sendable {
         issuer = configuration.issuer
     }
 
-    private struct Header: Decodable {
-        let alg: String?
-        let kid: String?
-    }
-
     /// Verifies `token` at time `now` (seconds since the Unix epoch). It is synchronous, so an upgrade is decided on
     /// the socket's event loop with no task and no actor hop (jwt-kit's key collection, an actor, is only used at
     /// start to make the HMAC checker).
     /// - Returns: the identity, or an `unauthorized` error whose message says what is wrong without echoing the token.
     func verify(_ token: String, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Result<VerifiedIdentity, BrokerError> {
+        verify(JOSEToken(token), now: now)
+    }
+
+    /// ``verify(_:now:)`` of a token already split and whose header was already read (the upgrade reads it once
+    /// to tell a watch link).
+    func verify(_ token: JOSEToken, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Result<VerifiedIdentity, BrokerError> {
         func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
-        guard !token.isEmpty, token.utf8.count <= Self.maximumTokenBytes else {
+        guard !token.text.isEmpty, token.text.utf8.count <= Self.maximumTokenBytes else {
             return refuse("the token is empty or longer than \(Self.maximumTokenBytes) bytes")
         }
-        let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]), let payloadData = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]), let header = try? JSONDecoder().decode(Header.self, from: headerData)
-        else { return refuse("the token is not a well-formed JWT") }
+        guard let parts = token.parts, let headerMembers = token.header else { return refuse("the token is not a well-formed JWT") }
+        let header: [String: JOSEValue]
+        switch headerMembers {
+        case .success(let members): header = members
+        case .failure(.duplicateName): return refuse(Self.repeatedName)
+        case .failure(.malformed): return refuse("the token is not a well-formed JWT")
+        }
+        // `alg` and `kid` are strings when present (JSONDecoder refused any other type but null, as this does).
+        guard let alg = Self.optionalString(header["alg"]), let kid = Self.optionalString(header["kid"]) else {
+            return refuse("the token is not a well-formed JWT")
+        }
         let checker: any JWTAlgorithm
-        switch header.alg {
+        switch alg {
         case "HS256"?:
             guard let hmac else { return refuse("the token's algorithm HS256 is not accepted: this broker verifies RS256 or ES256 tokens from its JWKS") }
             checker = hmac
         case let alg? where VerificationKeys.acceptedAlgorithms.contains(alg):
             guard let ring else { return refuse("the token's algorithm \(alg) is not accepted: this broker verifies HS256 tokens only") }
-            guard let key = ring.keys.key(for: header.kid) else {
+            guard let key = ring.keys.key(for: kid) else {
                 ring.reportUnknownKey()
                 return refuse("the token was signed with a key the broker does not know")
             }
@@ -84,17 +92,36 @@ struct TokenVerifier: Sendable {
         default:
             return refuse("the token's algorithm is not accepted (HS256 with the broker's secret, RS256 or ES256 with a known key)")
         }
-        let signingInput = token.utf8.prefix(parts[0].count + 1 + parts[1].count)
-        guard (try? checker.verify(signature, signs: Array(signingInput))) == true else { return refuse("the token's signature is not valid") }
+        let signed = token.withSigningInput(parts) { input in (try? checker.verify(parts.signature, signs: input)) == true }
+        guard signed else { return refuse("the token's signature is not valid") }
         let claims: TokenClaims
-        do {
-            claims = try JSONDecoder().decode(TokenClaims.self, from: payloadData)
-        } catch let error as JWTError {
-            return refuse("the token's claims are not valid: \(error.reason ?? "bad claim")")
-        } catch {
+        switch JOSEObjectReader.read(parts.payload) {
+        case .failure(.duplicateName):
+            return refuse(Self.repeatedName)
+        case .failure(.malformed):
             return refuse("the token is not a well-formed JWT")
+        case .success(let members):
+            do {
+                claims = try TokenClaims(members: members)
+            } catch let error as JWTError {
+                return refuse("the token's claims are not valid: \(error.reason ?? "bad claim")")
+            } catch {
+                return refuse("the token is not a well-formed JWT")
+            }
         }
         return check(claims, now: now)
+    }
+
+    /// The refusal of a header or claims set that names a member twice (RFC 7515 section 5.2, RFC 7519 section 4).
+    static let repeatedName = "the token's header or claims name the same member twice"
+
+    /// A header member that must be a string when present: `.some(nil)` when absent or null, `nil` when of another type.
+    private static func optionalString(_ value: JOSEValue?) -> String?? {
+        switch value {
+        case nil, .null?: .some(nil)
+        case .string(let text)?: .some(text)
+        default: nil
+        }
     }
 
     /// The checks on a token whose signature is valid.

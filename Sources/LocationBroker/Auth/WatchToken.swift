@@ -26,13 +26,9 @@ struct WatchTokenClaims: JWTPayload, Equatable {
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     /// Whether `token` says it is a watch token in its JOSE header (`typ`). Only chooses which verifier checks
-    /// the token; each verifier checks everything again, the signature first.
-    static func isMarked(_ token: String) -> Bool {
-        guard let dot = token.firstIndex(of: "."), token.distance(from: token.startIndex, to: dot) <= 1024 else { return false }
-        struct Header: Decodable { let typ: String? }
-        guard let data = Base64URL.decode(token[..<dot].utf8, strict: false), let header = try? JSONDecoder().decode(Header.self, from: data) else { return false }
-        return header.typ == headerType
-    }
+    /// the token; each verifier checks everything again, the signature first. The upgrade reads it from the
+    /// ``JOSEToken`` it verifies (``JOSEToken/isWatchLink``), so that the header is read once.
+    static func isMarked(_ token: String) -> Bool { JOSEToken(token).isWatchLink }
 
     /// The JOSE header `typ` of watch tokens (explicit typing, RFC 8725 section 3.11).
     static let headerType = "lb-watch+jwt"

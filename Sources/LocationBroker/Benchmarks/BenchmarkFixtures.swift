@@ -93,7 +93,11 @@ public struct TokenFixture: Sendable {
 
     /// Verifies ``token`` as the broker does at the WebSocket handshake.
     /// - Returns: the verified identity, or `nil` if the token was refused.
-    public func verifyOnce() async -> String? {
+    public func verifyOnce() async -> String? { verifyNow() }
+
+    /// ``verifyOnce()`` without `async`, for a synchronous driver (Benchmarks/HotPath runs under valgrind, which
+    /// dies on Swift's async main).
+    public func verifyNow() -> String? {
         switch verifier.verify(token) {
         case .success(let verified): verified.identity
         case .failure: nil

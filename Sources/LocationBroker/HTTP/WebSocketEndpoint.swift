@@ -31,8 +31,9 @@ struct WebSocketEndpoint: Sendable {
     /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
     func authorize(_ request: HTTPRequest) -> Decision {
         guard !isDraining(), let token = Self.token(of: request) else { return .now(nil) }
-        if WatchTokenClaims.isMarked(token) { return .later { [self] in admitted(await verify(token)) } }
-        return .now(admitted(verifier.verify(token)))
+        let jose = JOSEToken(token)
+        if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token)) } }
+        return .now(admitted(verifier.verify(jose)))
     }
 
     /// The identity of a verified token, when the identity may open one more connection.
@@ -44,7 +45,8 @@ struct WebSocketEndpoint: Sendable {
     /// A watch link (marked so in its header) goes to the watch-link verifier, anything else to the client-token
     /// verifier; each checks the token completely.
     private func verify(_ token: String) async -> Result<VerifiedIdentity, BrokerError> {
-        WatchTokenClaims.isMarked(token) ? await watchLinks.verify(token) : verifier.verify(token)
+        let jose = JOSEToken(token)
+        return jose.isWatchLink ? await watchLinks.verify(token) : verifier.verify(jose)
     }
 
     /// Why a request for `/v1/ws` was not upgraded; the refusal is counted.

@@ -38,6 +38,25 @@ enum BrokerRuns {
         return decoded
     }
 
+    /// Verifies the microbenchmark's HS256 client token `tokens` times, as the WebSocket upgrade does with each
+    /// handshake's token: one delivery is one verified token.
+    static func verify(tokens: Int, warmup: Int) throws -> Int {
+        let fixture = try TokenFixtureLoader.make()
+        for _ in 0..<warmup {
+            guard fixture.verifyNow() == "volunteer@example.org" else { throw RunError(description: "the fixture's token was refused") }
+        }
+        let verified = callgrindMeasuredVerify(fixture, tokens: tokens)
+        try expect(verified, tokens)
+        return verified
+    }
+
+    @inline(never)
+    static func callgrindMeasuredVerify(_ fixture: TokenFixture, tokens: Int) -> Int {
+        var verified = 0
+        for _ in 0..<tokens where fixture.verifyNow() != nil { verified += 1 }
+        return verified
+    }
+
     @inline(never)
     static func callgrindMeasuredFanOut(_ fixture: PublishFixture, positions: Int) -> Int {
         var delivered = 0
