@@ -91,9 +91,55 @@ public enum PositionFrameEncoder {
             byte(UInt8(ascii: "}"))
         }
 
-        /// A finite double the way JSONEncoder writes it: the shortest form that reads back the same, with no
-        /// ".0" on whole numbers. `description`'s bytes are copied once, the ".0" left out by length.
+        /// A finite double the way JSONEncoder writes it: `description`'s digits (the shortest form that reads back
+        /// the same) with no ".0" on whole numbers. Zeros, and the decimals of at most 15 digits that positions
+        /// carry, are written here (``ShortestDecimal``); anything else goes through `description`.
         mutating func number(_ value: Double) {
+            if value == 0 {
+                if value.sign == .minus { byte(UInt8(ascii: "-")) }
+                byte(UInt8(ascii: "0"))
+            } else if let decimal = ShortestDecimal.digits(of: value.magnitude) {
+                if value < 0 { byte(UInt8(ascii: "-")) }
+                self.decimal(decimal.mantissa, fractionDigits: decimal.fractionDigits)
+            } else {
+                described(value)
+            }
+        }
+
+        /// `mantissa * 10^-fractionDigits` in plain notation: "0." before a mantissa shorter than its decimals,
+        /// the decimals padded with zeros on the left, no point when there are none.
+        mutating func decimal(_ mantissa: UInt64, fractionDigits: Int) {
+            var digits = 1
+            var rest = mantissa / 10
+            while rest != 0 {
+                digits += 1
+                rest /= 10
+            }
+            let wholeDigits = Swift.max(digits - fractionDigits, 1)
+            let length = wholeDigits + (fractionDigits > 0 ? 1 + fractionDigits : 0)
+            precondition(count + length <= buffer.count)
+            // Written last digit first, from the end of the number back to where it starts.
+            var index = count + length
+            rest = mantissa
+            for _ in 0..<fractionDigits {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+            if fractionDigits > 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: ".")
+            }
+            while index > count {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+            count += length
+        }
+
+        /// Any other finite double: `description`'s bytes copied once, the ".0" of whole numbers left out by length.
+        private mutating func described(_ value: Double) {
             var text = value.description
             text.withUTF8 { utf8 in
                 precondition(utf8.count <= maximumNumberBytes)
