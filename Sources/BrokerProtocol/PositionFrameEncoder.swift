@@ -18,20 +18,42 @@ public enum PositionFrameEncoder {
     public static func encode(channel: String, seq: Int64, position: Position) -> [UInt8] {
         var channel = channel
         return channel.withUTF8 { channel in
-            // An escape takes at most 6 bytes (\u00XX) for one byte of the channel.
-            let capacity = maximumFrameOverhead + 6 * channel.count + maximumPositionBytes
-            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                var writer = ByteWriter(buffer)
-                writer.literal(#"{"channel":"#)
-                writer.string(channel)
-                writer.literal(#","position":"#)
-                writer.position(position)
-                writer.literal(#","seq":"#)
-                writer.integer(seq)
-                writer.literal(#","type":"position"}"#)
-                count = writer.count
+            [UInt8](unsafeUninitializedCapacity: capacity(channel)) { buffer, count in
+                count = write(channel: channel, seq: seq, position: position, into: buffer)
             }
         }
+    }
+
+    /// Encodes the same frame into a temporary buffer and hands its bytes to `body`, without making an array:
+    /// the hub frames them for the transport at once, so they need not outlive the call.
+    public static func withEncoded<Result>(
+        channel: String, seq: Int64, position: Position, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        var channel = channel
+        return try channel.withUTF8 { channel in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity(channel)) { buffer in
+                let count = write(channel: channel, seq: seq, position: position, into: buffer)
+                return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<count])))
+            }
+        }
+    }
+
+    /// The most bytes a frame on `channel` takes: an escape takes at most 6 bytes (\u00XX) for one byte of it.
+    private static func capacity(_ channel: UnsafeBufferPointer<UInt8>) -> Int {
+        maximumFrameOverhead + 6 * channel.count + maximumPositionBytes
+    }
+
+    /// Writes the frame into `buffer`, sized by ``capacity(_:)``, and answers how many bytes it took.
+    private static func write(channel: UnsafeBufferPointer<UInt8>, seq: Int64, position: Position, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var writer = ByteWriter(buffer)
+        writer.literal(#"{"channel":"#)
+        writer.string(channel)
+        writer.literal(#","position":"#)
+        writer.position(position)
+        writer.literal(#","seq":"#)
+        writer.integer(seq)
+        writer.literal(#","type":"position"}"#)
+        return writer.count
     }
 
     /// Appends a position object with its keys in sorted order, leaving out absent optional fields.

@@ -280,6 +280,10 @@ final class PositionFrameEncoderTests: XCTestCase {
             XCTAssertEqual(
                 PositionFrameEncoder.encode(channel: channel, seq: seq, position: position),
                 Oracle.encode(channel: channel, seq: seq, position: position), "\(channel) \(position)")
+            // The same frame in a temporary buffer, as the hub encodes it before framing it.
+            XCTAssertEqual(
+                PositionFrameEncoder.withEncoded(channel: channel, seq: seq, position: position) { Array($0) },
+                Oracle.encode(channel: channel, seq: seq, position: position), "\(channel) \(position)")
             // The position object alone, appended after bytes already there (as the load client writes its publishes).
             var appended = Array(channel.utf8), expected = Array(channel.utf8)
             PositionFrameEncoder.appendPosition(&appended, position)
