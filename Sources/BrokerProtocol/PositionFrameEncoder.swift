@@ -81,6 +81,7 @@ public enum PositionFrameEncoder {
             count += 1
         }
 
+        @inline(__always)
         mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
             precondition(count + bytes.count <= buffer.count)
@@ -88,6 +89,7 @@ public enum PositionFrameEncoder {
             count += bytes.count
         }
 
+        @inline(__always)
         mutating func literal(_ literal: StaticString) {
             bytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
