@@ -18,20 +18,42 @@ public enum PositionFrameEncoder {
     public static func encode(channel: String, seq: Int64, position: Position) -> [UInt8] {
         var channel = channel
         return channel.withUTF8 { channel in
-            // An escape takes at most 6 bytes (\u00XX) for one byte of the channel.
-            let capacity = maximumFrameOverhead + 6 * channel.count + maximumPositionBytes
-            return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                var writer = ByteWriter(buffer)
-                writer.literal(#"{"channel":"#)
-                writer.string(channel)
-                writer.literal(#","position":"#)
-                writer.position(position)
-                writer.literal(#","seq":"#)
-                writer.integer(seq)
-                writer.literal(#","type":"position"}"#)
-                count = writer.count
+            [UInt8](unsafeUninitializedCapacity: capacity(channel)) { buffer, count in
+                count = write(channel: channel, seq: seq, position: position, into: buffer)
             }
         }
+    }
+
+    /// Encodes the same frame into a temporary buffer and hands its bytes to `body`, without making an array:
+    /// the hub frames them for the transport at once, so they need not outlive the call.
+    public static func withEncoded<Result>(
+        channel: String, seq: Int64, position: Position, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        var channel = channel
+        return try channel.withUTF8 { channel in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity(channel)) { buffer in
+                let count = write(channel: channel, seq: seq, position: position, into: buffer)
+                return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[..<count])))
+            }
+        }
+    }
+
+    /// The most bytes a frame on `channel` takes: an escape takes at most 6 bytes (\u00XX) for one byte of it.
+    private static func capacity(_ channel: UnsafeBufferPointer<UInt8>) -> Int {
+        maximumFrameOverhead + 6 * channel.count + maximumPositionBytes
+    }
+
+    /// Writes the frame into `buffer`, sized by ``capacity(_:)``, and answers how many bytes it took.
+    private static func write(channel: UnsafeBufferPointer<UInt8>, seq: Int64, position: Position, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var writer = ByteWriter(buffer)
+        writer.literal(#"{"channel":"#)
+        writer.string(channel)
+        writer.literal(#","position":"#)
+        writer.position(position)
+        writer.literal(#","seq":"#)
+        writer.integer(seq)
+        writer.literal(#","type":"position"}"#)
+        return writer.count
     }
 
     /// Appends a position object with its keys in sorted order, leaving out absent optional fields.
@@ -59,6 +81,7 @@ public enum PositionFrameEncoder {
             count += 1
         }
 
+        @inline(__always)
         mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
             guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
             precondition(count + bytes.count <= buffer.count)
@@ -66,6 +89,7 @@ public enum PositionFrameEncoder {
             count += bytes.count
         }
 
+        @inline(__always)
         mutating func literal(_ literal: StaticString) {
             bytes(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
@@ -91,9 +115,55 @@ public enum PositionFrameEncoder {
             byte(UInt8(ascii: "}"))
         }
 
-        /// A finite double the way JSONEncoder writes it: the shortest form that reads back the same, with no
-        /// ".0" on whole numbers. `description`'s bytes are copied once, the ".0" left out by length.
+        /// A finite double the way JSONEncoder writes it: `description`'s digits (the shortest form that reads back
+        /// the same) with no ".0" on whole numbers. Zeros, and the decimals of at most 15 digits that positions
+        /// carry, are written here (``ShortestDecimal``); anything else goes through `description`.
         mutating func number(_ value: Double) {
+            if value == 0 {
+                if value.sign == .minus { byte(UInt8(ascii: "-")) }
+                byte(UInt8(ascii: "0"))
+            } else if let decimal = ShortestDecimal.digits(of: value.magnitude) {
+                if value < 0 { byte(UInt8(ascii: "-")) }
+                self.decimal(decimal.mantissa, fractionDigits: decimal.fractionDigits)
+            } else {
+                described(value)
+            }
+        }
+
+        /// `mantissa * 10^-fractionDigits` in plain notation: "0." before a mantissa shorter than its decimals,
+        /// the decimals padded with zeros on the left, no point when there are none.
+        mutating func decimal(_ mantissa: UInt64, fractionDigits: Int) {
+            var digits = 1
+            var rest = mantissa / 10
+            while rest != 0 {
+                digits += 1
+                rest /= 10
+            }
+            let wholeDigits = Swift.max(digits - fractionDigits, 1)
+            let length = wholeDigits + (fractionDigits > 0 ? 1 + fractionDigits : 0)
+            precondition(count + length <= buffer.count)
+            // Written last digit first, from the end of the number back to where it starts.
+            var index = count + length
+            rest = mantissa
+            for _ in 0..<fractionDigits {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+            if fractionDigits > 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: ".")
+            }
+            while index > count {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+            count += length
+        }
+
+        /// Any other finite double: `description`'s bytes copied once, the ".0" of whole numbers left out by length.
+        private mutating func described(_ value: Double) {
             var text = value.description
             text.withUTF8 { utf8 in
                 precondition(utf8.count <= maximumNumberBytes)

@@ -147,6 +147,107 @@ final class PositionFrameEncoderTests: XCTestCase {
         XCTAssertEqual(mismatches, 0)
     }
 
+    /// A decimal of `digits` significant digits and `places` decimals, as a phone or a JSON parser would make it.
+    private struct Decimal {
+        var mantissa: UInt64
+        var places: Int
+        var negative: Bool
+
+        /// Its spelling, such as "-0.00123"; `Double(_:)` reads it back correctly rounded.
+        var text: String {
+            var digits = String(mantissa)
+            if places > 0 {
+                if digits.count <= places { digits = String(repeating: "0", count: places - digits.count + 1) + digits }
+                digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -places))
+            }
+            return (negative ? "-" : "") + digits
+        }
+
+        /// The same decimal without trailing zeros after the point, as ``ShortestDecimal`` answers it.
+        var trimmed: (mantissa: UInt64, fractionDigits: Int) {
+            var mantissa = mantissa, places = places
+            while places > 0, mantissa % 10 == 0 {
+                mantissa /= 10
+                places -= 1
+            }
+            return (mantissa, places)
+        }
+    }
+
+    /// Decimals of 1 to 15 significant digits in each range the validator accepts (latitude, longitude, heading,
+    /// accuracy and speed, which have no upper bound, so up to timestamp-sized and 15-digit values too), and the
+    /// neighbours of each (nextUp, nextDown: 16 or 17 digits, left to `description`). Every one is written as
+    /// the former encoder wrote it; and each decimal of at most 15 digits in plain notation is found by
+    /// ``ShortestDecimal`` itself, digits and decimals as spelt, not left to `description` (the m - 1 and m + 1
+    /// candidates are what find those whose scaled product rounds to the next integer).
+    func testDecimalsOfUpToFifteenDigitsInEveryAcceptedRangeAreWrittenAsBefore() {
+        var random = SeededRandom(seed: 1517)
+        let ranges: [(name: String, range: ClosedRange<Double>, signed: Bool)] = [
+            ("lat", 0...90, true), ("lon", 0...180, true), ("heading", 0...359.999_999_999_999, false),
+            ("accuracy", 0...10_000, false), ("speed", 0...300, false), ("small", 0...0.01, false),
+            ("timestamp-sized", 1e12...1e13, false), ("large", 0...999_999_999_999_999, false),
+        ]
+        var mismatches = 0, unfound = 0, checked = 0
+        func check(_ value: Double, _ label: String) {
+            guard written(value) != Oracle.number(value) else { return }
+            mismatches += 1
+            if mismatches <= 10 { XCTFail("\(label): \(value) (bits \(value.bitPattern)): \(written(value)) != \(Oracle.number(value))") }
+        }
+        for (name, range, signed) in ranges {
+            var sampled = 0
+            while sampled < 6_000 {
+                let digits = Int(random.next() % 15) + 1
+                let low = (1..<digits).reduce(UInt64(1)) { power, _ in power * 10 }
+                let decimal = Decimal(
+                    mantissa: low + random.next() % (low * 9), places: Int(random.next() % 23),
+                    negative: signed && random.next() % 2 == 0)
+                let value = Double(decimal.text)!
+                guard range.contains(value.magnitude) else { continue }
+                sampled += 1
+                check(value, "\(name) \(decimal.text)")
+                check(value.nextUp, "\(name) \(decimal.text).nextUp")
+                check(value.nextDown, "\(name) \(decimal.text).nextDown")
+                guard value.magnitude >= 1e-4, value.magnitude < 1e15 else { continue }
+                checked += 1
+                let found = ShortestDecimal.digits(of: value.magnitude)
+                if found?.mantissa != decimal.trimmed.mantissa || found?.fractionDigits != decimal.trimmed.fractionDigits {
+                    unfound += 1
+                    if unfound <= 10 { XCTFail("\(name) \(decimal.text): found \(String(describing: found))") }
+                }
+            }
+        }
+        XCTAssertEqual(mismatches, 0)
+        XCTAssertEqual(unfound, 0)
+        XCTAssertGreaterThan(checked, 15_000, "the sample reaches the fast path")
+    }
+
+    /// Values whose shortest decimal needs more than 15 digits, or exponents, or is a zero: ``ShortestDecimal``
+    /// answers none of them, and the writer still writes `description`'s bytes.
+    func testValuesOutsideTheFastPathAreLeftToDescription() {
+        let longer: [Double] = [
+            0.1 + 0.2, 1.0 / 3, 2.0 / 3, .pi, 0.1.nextUp, 52.520008.nextDown, 89.99999999999999, 123_456_789.012_345_67,
+            999_999_999_999_999.9, 1e15, 1e15.nextDown, 9_007_199_254_740_992, 1e-4.nextDown, 9.9999e-5, 1e-5, 1e16, 1e300,
+            .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+        ]
+        for value in longer {
+            XCTAssertNil(ShortestDecimal.digits(of: value), "\(value)")
+            XCTAssertEqual(written(value), Oracle.number(value), "\(value)")
+            XCTAssertEqual(written(-value), Oracle.number(-value), "\(-value)")
+        }
+        XCTAssertEqual(written(0.1 + 0.2), "0.30000000000000004")
+        XCTAssertEqual(written(9.9999e-5), "9.9999e-05")
+        XCTAssertEqual(written(0), "0")
+        XCTAssertEqual(written(-0.0), "-0")
+        // The edges of the fast path, on the plain-notation side: 1e-4 itself and the largest 15-digit numbers.
+        XCTAssertEqual(written(1e-4), "0.0001")
+        XCTAssertEqual(written(-0.000_123_456_789_012_345), "-0.000123456789012345")
+        XCTAssertEqual(written(999_999_999_999_999), "999999999999999")
+        XCTAssertEqual(written(99_999_999_999_999.9), "99999999999999.9")
+        XCTAssertEqual(written(52.520008), "52.520008")
+        XCTAssertEqual(written(-179.5), "-179.5")
+        XCTAssertEqual(written(1_763_757_670_123), "1763757670123")
+    }
+
     func testIntegersAreWrittenAsStringWritesThem() {
         var values: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_763_757_670_123, 9_999_999_999_999, .max, .min, .max - 1, .min + 1]
         var random = SeededRandom(seed: 1717)
@@ -178,6 +279,10 @@ final class PositionFrameEncoderTests: XCTestCase {
             let seq = Int64(bitPattern: random.next())
             XCTAssertEqual(
                 PositionFrameEncoder.encode(channel: channel, seq: seq, position: position),
+                Oracle.encode(channel: channel, seq: seq, position: position), "\(channel) \(position)")
+            // The same frame in a temporary buffer, as the hub encodes it before framing it.
+            XCTAssertEqual(
+                PositionFrameEncoder.withEncoded(channel: channel, seq: seq, position: position) { Array($0) },
                 Oracle.encode(channel: channel, seq: seq, position: position), "\(channel) \(position)")
             // The position object alone, appended after bytes already there (as the load client writes its publishes).
             var appended = Array(channel.utf8), expected = Array(channel.utf8)

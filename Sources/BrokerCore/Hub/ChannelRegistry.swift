@@ -8,7 +8,29 @@ import Synchronization
 /// come only leaf locks (a connection's subscriptions, a sink's queue, the cluster outbox, the shard interest).
 package final class ChannelRegistry: Sendable {
     private final class Shard: Sendable {
-        let channels = Mutex<[String: VolunteerChannel]>([:])
+        let channels = Mutex<[Key: VolunteerChannel]>([:])
+    }
+
+    /// A channel's name with its hash, computed once per look-up for both the shard and the shard's dictionary,
+    /// instead of hashing the name twice (issue 17). The hash is the standard library's seeded one.
+    private struct Key: Hashable {
+        let name: String
+        let hash: Int
+
+        init(_ name: String) {
+            var hasher = Hasher()
+            hasher.combine(name)
+            self.name = name
+            self.hash = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+
+        static func == (left: Key, right: Key) -> Bool {
+            left.name == right.name
+        }
     }
 
     private let shards: [Shard]
@@ -21,24 +43,23 @@ package final class ChannelRegistry: Sendable {
         self.clock = clock
     }
 
-    private func shard(_ channel: String) -> Shard {
-        var hasher = Hasher()
-        hasher.combine(channel)
-        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(shards.count))]
+    private func shard(_ key: Key) -> Shard {
+        shards[Int(UInt(bitPattern: key.hash) % UInt(shards.count))]
     }
 
     /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
     /// channel afterwards if nothing refers to it any more.
     func locked<T>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
-        shard(name).channels.withLock { channels in
-            var channel = channels[name]
+        let key = Key(name)
+        return shard(key).channels.withLock { channels in
+            var channel = channels[key]
             if channel == nil && create {
                 let made = VolunteerChannel(name: name, settings: settings, now: clock.now())
-                channels[name] = made
+                channels[key] = made
                 channel = made
             }
             let result = body(channel)
-            if let channel, channel.isUnused(now: clock.now()) { channels.removeValue(forKey: name) }
+            if let channel, channel.isUnused(now: clock.now()) { channels.removeValue(forKey: key) }
             return result
         }
     }
@@ -72,8 +93,8 @@ package final class ChannelRegistry: Sendable {
                 var found: [String] = []
                 for (name, channel) in channels {
                     switch filter {
-                    case .subscribed: if !channel.subscribers.isEmpty { found.append(name) }
-                    case .gated: if !channel.donations.isEmpty { found.append(name) }
+                    case .subscribed: if !channel.subscribers.isEmpty { found.append(name.name) }
+                    case .gated: if !channel.donations.isEmpty { found.append(name.name) }
                     }
                 }
                 return found

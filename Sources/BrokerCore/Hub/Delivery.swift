@@ -19,7 +19,7 @@ package struct Delivery: Sendable {
 
     /// Encodes and frames a position frame, with the fast encoder.
     func position(channel: String, seq: Int64, position: Position) -> PreparedFrame {
-        framing.prepare(PositionFrameEncoder.encode(channel: channel, seq: seq, position: position))
+        PositionFrameEncoder.withEncoded(channel: channel, seq: seq, position: position) { framing.prepare($0) }
     }
 
     /// Queues a frame for one connection.

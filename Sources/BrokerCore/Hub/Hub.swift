@@ -48,7 +48,8 @@ package final class Hub: Sendable {
         self.subscriptions = subscriptions
         self.presence = presence
         self.publisher = Publisher(
-            registry: channels, keeper: keeper, presence: presence, settings: settings, metrics: metrics, clock: clock, cluster: cluster)
+            registry: channels, keeper: keeper, presence: presence, settings: settings, metrics: metrics, clock: clock, cluster: cluster,
+            isClustered: cluster != nil)
         self.receiver = ClusterReceiver(
             registry: channels, connections: connections, keeper: keeper, presence: presence, subscriptions: subscriptions,
             delivery: delivery, settings: settings, metrics: metrics, clock: clock)

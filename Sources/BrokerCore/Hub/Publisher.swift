@@ -11,6 +11,8 @@ struct Publisher: Sendable {
     let metrics: any HubMetrics
     let clock: WallClock
     let cluster: (any ClusterLink)?
+    /// Whether ``cluster`` is set, so that a single node's publish does not copy the existential to learn it.
+    let isClustered: Bool
 
     /// Publishes a validated position on `identity`'s own channel.
     func publish(as identity: String, position: Position) -> Result<Hub.PublishOutcome, BrokerError> {
@@ -28,7 +30,11 @@ struct Publisher: Sendable {
             }
             let seq = channel.nextSeq
             let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
-            cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
+            // Asked before the existential is copied out (its copy and destroy cost a single node ~140 instructions
+            // per publish otherwise; issue 17).
+            if isClustered {
+                cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
+            }
             return .success(Hub.PublishOutcome(seq: seq, watchers: watchers))
         }
     }

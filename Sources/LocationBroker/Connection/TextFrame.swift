@@ -8,7 +8,7 @@ import NIOCore
 /// Server frames are never masked (RFC 6455 §5.1), so the header is only FIN + opcode and the payload length.
 enum TextFrame {
     /// The WebSocket transport's framing, given to the hub at construction.
-    static let framing = Framing { prepared($0) }
+    static let framing = Framing { prepared(bytes: $0) }
 
     /// The frame carrying `payload` as one unfragmented text message.
     static func framed(_ payload: some Collection<UInt8>) -> ByteBuffer {
@@ -17,21 +17,34 @@ enum TextFrame {
 
     /// The frame carrying `payload`, with where its payload starts.
     static func prepared(_ payload: some Collection<UInt8>) -> PreparedFrame {
+        Array(payload).withUnsafeBytes { prepared(bytes: $0) }
+    }
+
+    /// The frame carrying `payload`, with where its payload starts: the header and the payload go into a buffer
+    /// of their exact size with one write (once per frame the hub makes, so on every publish's path; issue 17).
+    static func prepared(bytes payload: UnsafeRawBufferPointer) -> PreparedFrame {
         let count = payload.count
-        var buffer = ByteBufferAllocator().buffer(capacity: count + 10)
-        buffer.writeInteger(UInt8(0x81))
-        switch count {
-        case ..<126:
-            buffer.writeInteger(UInt8(count))
-        case ...0xFFFF:
-            buffer.writeInteger(UInt8(126))
-            buffer.writeInteger(UInt16(count))
-        default:
-            buffer.writeInteger(UInt8(127))
-            buffer.writeInteger(UInt64(count))
+        let header = count < 126 ? 2 : count <= 0xFFFF ? 4 : 10
+        var buffer = ByteBufferAllocator().buffer(capacity: header + count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header + count) { out in
+            out[0] = 0x81
+            switch header {
+            case 2:
+                out[1] = UInt8(count)
+            case 4:
+                out[1] = 126
+                out[2] = UInt8(truncatingIfNeeded: count >> 8)
+                out[3] = UInt8(truncatingIfNeeded: count)
+            default:
+                out[1] = 127
+                // The 64-bit length, most significant byte first (network order).
+                for index in 0..<8 { out[2 + index] = UInt8(truncatingIfNeeded: UInt64(count) >> (56 - 8 * index)) }
+            }
+            if let source = payload.baseAddress, count > 0 {
+                (out.baseAddress! + header).copyMemory(from: source, byteCount: count)
+            }
+            return header + count
         }
-        let header = buffer.writerIndex
-        buffer.writeBytes(payload)
         return PreparedFrame(bytes: buffer, payloadOffset: header)
     }
 }
