@@ -48,8 +48,7 @@ package final class Hub: Sendable {
         self.subscriptions = subscriptions
         self.presence = presence
         self.publisher = Publisher(
-            registry: channels, keeper: keeper, presence: presence, settings: settings, metrics: metrics, clock: clock, cluster: cluster,
-            isClustered: cluster != nil)
+            registry: channels, keeper: keeper, presence: presence, settings: settings, metrics: metrics, clock: clock, cluster: cluster)
         self.receiver = ClusterReceiver(
             registry: channels, connections: connections, keeper: keeper, presence: presence, subscriptions: subscriptions,
             delivery: delivery, settings: settings, metrics: metrics, clock: clock)

@@ -14,6 +14,20 @@ struct Publisher: Sendable {
     /// Whether ``cluster`` is set, so that a single node's publish does not copy the existential to learn it.
     let isClustered: Bool
 
+    init(
+        registry: ChannelRegistry, keeper: PositionKeeper, presence: Presence, settings: HubSettings, metrics: any HubMetrics, clock: WallClock,
+        cluster: (any ClusterLink)?
+    ) {
+        self.registry = registry
+        self.keeper = keeper
+        self.presence = presence
+        self.settings = settings
+        self.metrics = metrics
+        self.clock = clock
+        self.cluster = cluster
+        self.isClustered = cluster != nil
+    }
+
     /// Publishes a validated position on `identity`'s own channel.
     func publish(as identity: String, position: Position) -> Result<Hub.PublishOutcome, BrokerError> {
         let now = clock.now()
