@@ -57,7 +57,7 @@ struct JOSEToken: Sendable {
         return try bytes.withUTF8 { try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: $0[..<parts.signingInputLength]))) }
     }
 
-    /// The routing rule `WatchTokenClaims.isMarked` has always had: the first part, if at most 1,024 bytes and
+    /// The routing rule the broker has always had: the first part, if at most 1,024 bytes and
     /// base64 (strict or not), is a JSON object whose `typ` is the watch-link type. The strict header already read
     /// is used when there is one; the lenient decoding only happens for tokens that are not well-formed anyway.
     private static func routesAsWatchLink(_ first: Slice<UnsafeBufferPointer<UInt8>>, strictHeader: Result<[String: JOSEValue], JOSEObjectError>?) -> Bool {

@@ -25,11 +25,7 @@ struct WatchTokenClaims: JWTPayload, Equatable {
     /// Time and type claims are checked by ``WatchTokenVerifier`` so that it can say which one failed.
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 
-    /// Whether `token` says it is a watch token in its JOSE header (`typ`). Only chooses which verifier checks
-    /// the token; each verifier checks everything again, the signature first. The upgrade reads it from the
-    /// ``JOSEToken`` it verifies (``JOSEToken/isWatchLink``), so that the header is read once.
-    static func isMarked(_ token: String) -> Bool { JOSEToken(token).isWatchLink }
-
-    /// The JOSE header `typ` of watch tokens (explicit typing, RFC 8725 section 3.11).
+    /// The JOSE header `typ` of watch tokens (explicit typing, RFC 8725 section 3.11). It only chooses which
+    /// verifier checks a token (``JOSEToken/isWatchLink``); each verifier checks everything again, the signature first.
     static let headerType = "lb-watch+jwt"
 }
