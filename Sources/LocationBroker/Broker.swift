@@ -3,8 +3,10 @@ import BrokerProtocol
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
@@ -101,20 +103,22 @@ struct Broker: Sendable {
         let webSocket = BrokerServerChannel.WebSocketSettings(
             maxFrameBytes: configuration.maxFrameBytes,
             handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
-        let plain = HTTPServerBuilder { responder in
-            BrokerServerChannel(
-                responder: responder, http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
-                authorize: { endpoint.authorize($0) },
-                refuse: { await endpoint.refusal(for: $0) },
-                messages: messages)
+        let channel = BrokerServerChannel(
+            responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
+            http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
+            authorize: { endpoint.authorize($0) },
+            refuse: { await endpoint.refusal(for: $0) },
+            messages: messages)
+        let app: any Service
+        if let tls = try TLSFiles.serverConfiguration(configuration) {
+            app = BrokerListener(
+                child: try TLSChannel(channel, tlsConfiguration: tls), host: configuration.host, port: configuration.port,
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger, onListening: onServerRunning)
+        } else {
+            app = BrokerListener(
+                child: channel, host: configuration.host, port: configuration.port, eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                logger: logger, onListening: onServerRunning)
         }
-        let app = Application(
-            router: router,
-            server: try TLSFiles.serverBuilder(plain, configuration: configuration),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "location-broker"),
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
-            logger: logger
-        )
         let drain = ConnectionDrainService(
             hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
         return Broker(

@@ -20,6 +20,9 @@ import NIOWebSocket
 /// The common case, a plain upgrade with a client token, never reaches NIO's HTTP pipeline: the first handler
 /// (``WebSocketUpgradeHandler``) reads its head, writes the 101 and installs the WebSocket handlers on the event
 /// loop (issue 17, the connect storm). Every other request goes to NIO's pipeline as before.
+///
+/// ``BrokerListener`` runs ``setup(channel:logger:)`` for every accepted socket and ``handle(value:logger:)``, in a
+/// task, only for the connections that stay HTTP.
 struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
         /// The WebSocket is served by its pipeline
@@ -182,7 +185,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     try await outbound.write(contentsOf: [.head(head), .body(body), .end(nil)])
                 }
             case .webSocket:
-                // Served by its pipeline; this task ends here, so an open WebSocket holds no task.
+                // Served by its pipeline (BrokerListener does not hand WebSockets to a task).
                 break
             }
         } catch {

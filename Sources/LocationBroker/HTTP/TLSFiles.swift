@@ -1,12 +1,10 @@
-import HummingbirdCore
-import HummingbirdTLS
 import NIOSSL
 
 /// Serves TLS when `tls_cert` and `tls_key` are set.
 enum TLSFiles {
-    /// `plain` wrapped in TLS when the configuration names a certificate and key, else `plain` itself.
-    static func serverBuilder(_ plain: HTTPServerBuilder, configuration: BrokerConfiguration) throws -> HTTPServerBuilder {
-        guard let certificatePath = configuration.tlsCert, let keyPath = configuration.tlsKey else { return plain }
+    /// The server's TLS configuration when the configuration names a certificate and key, else `nil` (plain TCP).
+    static func serverConfiguration(_ configuration: BrokerConfiguration) throws -> TLSConfiguration? {
+        guard let certificatePath = configuration.tlsCert, let keyPath = configuration.tlsKey else { return nil }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {
@@ -22,6 +20,6 @@ enum TLSFiles {
         guard !chain.isEmpty else { throw ConfigurationError(description: "the TLS certificate file \(certificatePath) holds no certificate") }
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
-        return try .tls(plain, tlsConfiguration: tls)
+        return tls
     }
 }
