@@ -107,7 +107,7 @@ struct Broker: Sendable {
             responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
             http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
             authorize: { endpoint.authorize($0) },
-            refuse: { await endpoint.refusal(for: $0) },
+            refuse: { await endpoint.refusal(for: $0, decided: $1) },
             messages: messages)
         let app: any Service
         if let tls = try TLSFiles.serverConfiguration(configuration) {

@@ -49,7 +49,7 @@ final class UpgradeDecisionTests: XCTestCase {
                 authorize: { [authorizations] in
                     authorizations.value.withLock { $0 += 1 }
                     return endpoint.authorize($0)
-                }, refuse: { await endpoint.refusal(for: $0) },
+                }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
             value = try await server.setup(channel: channel, logger: Logger(label: "UpgradeDecisionTests")).get()
@@ -57,7 +57,7 @@ final class UpgradeDecisionTests: XCTestCase {
                 outcome.value.withLock {
                     switch result {
                     case .success(.webSocket): $0 = "webSocket"
-                    case .success(.refusedUpgrade): $0 = "refused"
+                    case .success(.refusedUpgrade(_, _, let reason)): $0 = "refused" + (reason.map { " \($0.status.code) \($0.error.code.rawValue)" } ?? "")
                     case .success(.http): $0 = "http"
                     case .failure(let error): $0 = "failed: \(error)"
                     }
@@ -116,7 +116,8 @@ final class UpgradeDecisionTests: XCTestCase {
         defer { socket.stop() }
         let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
         socket.upgrade(token: forged)
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused")
+        // The refusal carries the reason it was decided with to the 401, which does not judge the token again.
+        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused 401 unauthorized")
         XCTAssertEqual(socket.authorizations.value.withLock { $0 }, 1, "the hand-written upgrade's decision is not taken again by NIO's path")
     }
 
@@ -125,8 +126,8 @@ final class UpgradeDecisionTests: XCTestCase {
         defer { socket.stop() }
         let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
         socket.upgrade(token: forged)
-        // Handed to the refusal path at once (which answers the 401 with its JSON body from Hummingbird's task).
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused")
+        // Handed to the refusal path at once (which answers the 401 with its JSON body from a task).
+        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused 401 unauthorized")
         XCTAssertFalse(try socket.written().contains("101"))
     }
 }

@@ -30,8 +30,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         /// to do here.
         case webSocket
         case http(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
-        /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered.
-        case refusedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, HTTPRequest)
+        /// NIO has consumed the head of a refused upgrade request, so it is carried here to be answered, with the
+        /// reason when the upgrade judged its token (`nil` for another path, which the answer says).
+        case refusedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, HTTPRequest, WebSocketEndpoint.Refusal?)
     }
 
     struct Value: ServerChildChannelValue {
@@ -52,8 +53,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     let webSocket: WebSocketSettings
     /// Whether an upgrade request becomes a WebSocket (``WebSocketEndpoint/authorize(_:)``); called on the event loop.
     let authorize: @Sendable (HTTPRequest) -> WebSocketEndpoint.Decision
-    /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...).
-    let refuse: @Sendable (HTTPRequest) async -> (HTTPResponse.Status, BrokerError)
+    /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...), given the
+    /// upgrade's own reason when it judged the token.
+    let refuse: @Sendable (HTTPRequest, WebSocketEndpoint.Refusal?) async -> (HTTPResponse.Status, BrokerError)
     /// Handles the messages of every upgraded connection.
     let messages: ClientMessageHandler
 
@@ -74,7 +76,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     let decision = authorize(head.request)
                     handDecision.withLockedValue { $0 = decision }
                     // Only a decision made now is taken here; a watch link's (it reads the store) is NIO's path.
-                    guard case .now(let identity) = decision else { return nil }
+                    guard case .now(.success(let identity)) = decision else { return nil }
                     return identity
                 },
                 installWebSocket: { [messages, webSocket] pipeline, identity in
@@ -108,17 +110,18 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     private func configureHTTP(channel: any Channel, decided: WebSocketEndpoint.Decision?, logger: Logger) throws -> EventLoopFuture<UpgradeResult> {
         // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
         let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
-        let refusedRequest = NIOLockedValueBox<HTTPRequest?>(nil)
+        let refused = NIOLockedValueBox<(request: HTTPRequest, reason: WebSocketEndpoint.Refusal?)?>(nil)
         let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
             maxFrameSize: webSocket.maxFrameBytes,
             shouldUpgrade: { channel, head in
                 guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
-                // Records the decision; `nil` hands the request to the refusal path.
-                @Sendable func decide(_ identity: VerifiedIdentity?) -> HTTPHeaders? {
-                    guard let identity else {
-                        refusedRequest.withLockedValue { $0 = request }
+                // Records the decision; a refusal hands the request, and its reason when judged, to the refusal path.
+                @Sendable func decide(_ decision: Result<VerifiedIdentity, WebSocketEndpoint.Refusal>?) -> HTTPHeaders? {
+                    guard case .success(let identity) = decision else {
+                        let reason: WebSocketEndpoint.Refusal? = if case .failure(let reason) = decision { reason } else { nil }
+                        refused.withLockedValue { $0 = (request, reason) }
                         return nil
                     }
                     upgradedIdentity.withLockedValue { $0 = identity }
@@ -126,9 +129,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                 }
                 guard request.path?.split(separator: "?").first == "/v1/ws" else { return channel.eventLoop.makeSucceededFuture(decide(nil)) }
                 switch decided ?? authorize(request) {
-                case .now(let identity):
+                case .now(let decision):
                     // A client token: decided here, on the event loop, without a task (issue 17's connect storm).
-                    return channel.eventLoop.makeSucceededFuture(decide(identity))
+                    return channel.eventLoop.makeSucceededFuture(decide(decision))
                 case .later(let check):
                     let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
                     promise.completeWithTask { decide(await check()) }
@@ -154,8 +157,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                         HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
                     let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                         wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                    if let request = refusedRequest.withLockedValue({ $0 }) {
-                        return UpgradeResult.refusedUpgrade(asyncChannel, request)
+                    if let refused = refused.withLockedValue({ $0 }) {
+                        return UpgradeResult.refusedUpgrade(asyncChannel, refused.request, refused.reason)
                     }
                     return UpgradeResult.http(asyncChannel)
                 }
@@ -173,8 +176,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             switch try await value.upgradeResult.get() {
             case .http(let http1):
                 await handleHTTP(asyncChannel: http1, logger: logger)
-            case .refusedUpgrade(let http1, let request):
-                let (status, error) = await refuse(request)
+            case .refusedUpgrade(let http1, let request, let reason):
+                let (status, error) = await refuse(request, reason)
                 let body = JSONResponse.errorBody(error)
                 let head = HTTPResponse(
                     status: status,

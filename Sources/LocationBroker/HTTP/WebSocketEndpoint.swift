@@ -19,64 +19,75 @@ struct WebSocketEndpoint: Sendable {
         return URI(path).queryParameters.get("token")
     }
 
-    /// Whether an upgrade request may become a WebSocket, decided on the socket's event loop.
+    /// Why an upgrade request was refused: the status and the error of the answer's JSON body.
+    struct Refusal: Error, Equatable {
+        let status: HTTPResponse.Status
+        let error: BrokerError
+    }
+
+    /// Whether an upgrade request may become a WebSocket, decided on the socket's event loop. A refusal carries
+    /// its reason to the answer: the token is judged once (a forged token is the cheapest thing to send, and a
+    /// second check could also see another broker, one connection later, than the one that decided).
     enum Decision: Sendable {
-        /// Decided without suspending: the identity, or `nil` to refuse (``refusal(for:)`` says why).
-        case now(VerifiedIdentity?)
+        /// Decided without suspending.
+        case now(Result<VerifiedIdentity, Refusal>)
         /// A watch link: whether its donation still exists is read from the store, which suspends.
-        case later(@Sendable () async -> VerifiedIdentity?)
+        case later(@Sendable () async -> Result<VerifiedIdentity, Refusal>)
     }
 
     /// The identity of an upgrade request, when the broker takes new sockets and the token is valid. A client token
     /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
     func authorize(_ request: HTTPRequest) -> Decision {
-        guard !isDraining(), let token = Self.token(of: request) else { return .now(nil) }
+        if isDraining() {
+            return .now(.failure(.init(status: .serviceUnavailable, error: .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))))
+        }
+        guard let token = Self.token(of: request) else {
+            return .now(.failure(.init(status: .unauthorized, error: .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))))
+        }
         let jose = JOSEToken(token)
         if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token)) } }
         return .now(admitted(verifier.verify(jose)))
     }
 
-    /// The identity of a verified token, when the identity may open one more connection.
-    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>) -> VerifiedIdentity? {
-        guard case .success(let identity) = verified, hub.mayConnect(identity.identity) else { return nil }
-        return identity
-    }
-
-    /// A watch link (marked so in its header) goes to the watch-link verifier, anything else to the client-token
-    /// verifier; each checks the token completely.
-    private func verify(_ token: String) async -> Result<VerifiedIdentity, BrokerError> {
-        let jose = JOSEToken(token)
-        return jose.isWatchLink ? await watchLinks.verify(token) : verifier.verify(jose)
-    }
-
-    /// Why a request for `/v1/ws` was not upgraded; the refusal is counted.
-    func refusal(for request: HTTPRequest) async -> (HTTPResponse.Status, BrokerError) {
-        let (status, error) = await reason(request)
-        metrics.reject(error.code)
-        return (status, error)
-    }
-
-    private func reason(_ request: HTTPRequest) async -> (HTTPResponse.Status, BrokerError) {
-        guard request.path?.split(separator: "?").first == "/v1/ws" else {
-            return (.notFound, .init(.notFound, "no such endpoint; WebSockets are served at /v1/ws"))
-        }
-        if isDraining() {
-            return (.serviceUnavailable, .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))
-        }
-        guard let token = Self.token(of: request) else {
-            return (.unauthorized, .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))
-        }
-        switch await verify(token) {
+    /// The identity of a verified token, when the identity may open one more connection; else why not.
+    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>) -> Result<VerifiedIdentity, Refusal> {
+        switch verified {
         case .failure(let error):
-            return (error.code == .unavailable ? .serviceUnavailable : .unauthorized, error)
+            return .failure(.init(status: error.code == .unavailable ? .serviceUnavailable : .unauthorized, error: error))
         case .success(let identity):
-            if !hub.mayConnect(identity.identity) {
-                return (
-                    .tooManyRequests,
-                    .init(.limitReached, "\(identity.identity) already has \(hub.settings.maxConnectionsPerIdentity) open connections; close one first")
-                )
+            guard hub.mayConnect(identity.identity) else {
+                return .failure(.init(
+                    status: .tooManyRequests,
+                    error: .init(.limitReached, "\(identity.identity) already has \(hub.settings.maxConnectionsPerIdentity) open connections; close one first")))
             }
+            return .success(identity)
         }
-        return (.badRequest, .init(.badRequest, "this endpoint speaks WebSocket only: send a WebSocket upgrade request"))
+    }
+
+    /// The answer to a request for `/v1/ws` that was not upgraded, and why; the refusal is counted.
+    /// - Parameter decided: the upgrade's own refusal, when it judged the request: answered as decided, without
+    ///   judging the token again.
+    func refusal(for request: HTTPRequest, decided: Refusal? = nil) async -> (HTTPResponse.Status, BrokerError) {
+        let refusal: Refusal
+        if let decided {
+            refusal = decided
+        } else {
+            refusal = await reason(request)
+        }
+        metrics.reject(refusal.error.code)
+        return (refusal.status, refusal.error)
+    }
+
+    private func reason(_ request: HTTPRequest) async -> Refusal {
+        guard request.path?.split(separator: "?").first == "/v1/ws" else {
+            return .init(status: .notFound, error: .init(.notFound, "no such endpoint; WebSockets are served at /v1/ws"))
+        }
+        let decision: Result<VerifiedIdentity, Refusal>
+        switch authorize(request) {
+        case .now(let decided): decision = decided
+        case .later(let check): decision = await check()
+        }
+        if case .failure(let refusal) = decision { return refusal }
+        return .init(status: .badRequest, error: .init(.badRequest, "this endpoint speaks WebSocket only: send a WebSocket upgrade request"))
     }
 }

@@ -1,0 +1,67 @@
+import BrokerProtocol
+import HTTPTypes
+import Logging
+import XCTest
+
+@testable import BrokerCore
+@testable import LocationBroker
+
+/// `GET /v1/ws` refusals: a request the upgrade refused is answered with the reason it was refused for, without
+/// judging its token again.
+final class WebSocketEndpointTests: XCTestCase {
+    static let secret = "endpoint-test-secret-0123456789-0123456789"
+
+    func testARefusalIsAnsweredAsDecidedEvenWhenTheBrokerHasChangedSince() async throws {
+        let metrics = BrokerMetrics()
+        var configuration = BrokerConfiguration()
+        configuration.jwtSecret = Self.secret
+        configuration.maxConnectionsPerIdentity = 1
+        let hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: WallClock.system, framing: TextFrame.framing)
+        let endpoint = WebSocketEndpoint(
+            verifier: try await TokenVerifier(configuration: configuration),
+            watchLinks: await WatchTokenVerifier(backendKey: "endpoint-test-backend-key-0123456789", ttlSeconds: 600) { _ in nil },
+            metrics: metrics, hub: hub, isDraining: { false })
+        let token = try await TokenVerifier.mintHS256(secret: Self.secret, identity: "donor@example.org", ttlSeconds: 600)
+        let request = HTTPRequest(method: .get, scheme: nil, authority: "broker", path: "/v1/ws", headerFields: [.authorization: "Bearer \(token)"])
+
+        // The donor already has its one connection: the upgrade is refused for that.
+        let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
+        let open = hub.connect(identity: "donor@example.org", expiresAt: .max, sink: outbox, logger: Logger(label: "test"))
+        guard case .now(.failure(let refusal)) = endpoint.authorize(request) else { return XCTFail("the second connection was not refused") }
+        XCTAssertEqual(refusal.status, .tooManyRequests)
+        // The first connection closes before the refusal is answered: the answer is still the decision's.
+        hub.disconnect(open)
+        let (status, error) = await endpoint.refusal(for: request, decided: refusal)
+        XCTAssertEqual(status, .tooManyRequests)
+        XCTAssertEqual(error.code, .limitReached)
+        XCTAssertEqual(metrics.value(of: #"broker_rejections_total{code="limit-reached"}"#), 1, "the refusal is counted")
+        // Without a decision (a plain GET /v1/ws), the request is judged now.
+        let (plainStatus, plainError) = await endpoint.refusal(for: request)
+        XCTAssertEqual(plainStatus, .badRequest)
+        XCTAssertEqual(plainError.code, .badRequest)
+    }
+
+    func testEveryRefusalOfTheDecisionSaysWhy() async throws {
+        let metrics = BrokerMetrics()
+        var configuration = BrokerConfiguration()
+        configuration.jwtSecret = Self.secret
+        let hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: WallClock.system, framing: TextFrame.framing)
+        let draining = DrainFlag()
+        let endpoint = WebSocketEndpoint(
+            verifier: try await TokenVerifier(configuration: configuration),
+            watchLinks: await WatchTokenVerifier(backendKey: "endpoint-test-backend-key-0123456789", ttlSeconds: 600) { _ in nil },
+            metrics: metrics, hub: hub, isDraining: { draining.isSet })
+        func decided(_ headers: HTTPFields) -> WebSocketEndpoint.Refusal? {
+            let request = HTTPRequest(method: .get, scheme: nil, authority: "broker", path: "/v1/ws", headerFields: headers)
+            guard case .now(.failure(let refusal)) = endpoint.authorize(request) else { return nil }
+            return refusal
+        }
+        XCTAssertEqual(decided([:])?.status, .unauthorized)
+        XCTAssertEqual(decided([:])?.error.message.hasPrefix("no token"), true)
+        let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
+        XCTAssertEqual(decided([.authorization: "Bearer \(forged)"])?.error.code, .unauthorized)
+        draining.start()
+        let valid = try await TokenVerifier.mintHS256(secret: Self.secret, identity: "donor@example.org", ttlSeconds: 600)
+        XCTAssertEqual(decided([.authorization: "Bearer \(valid)"])?.status, .serviceUnavailable)
+    }
+}
