@@ -187,17 +187,79 @@ final class BrokerListenerTests: XCTestCase {
         }
     }
 
+    func testAGracefulShutdownClosesAnIdleKeptAliveConnectionAndAWebSocketIsNotWaitedFor() async throws {
+        let listening = try await Listening()
+        do {
+            // An HTTP/1.1 connection that stays open after its answer, and a WebSocket (closed by the drain in a
+            // real broker, not by the listener).
+            let idle = try await blocking("an HTTP request on a kept-alive connection") { try RawHTTP(port: listening.port) }
+            defer { idle.close() }
+            let answer = try await blocking("its answer") { try idle.request("GET /hello HTTP/1.1\r\nHost: broker\r\n\r\n") }
+            XCTAssert(answer.hasPrefix("HTTP/1.1 200"), answer)
+            let token = try await TokenVerifier.mintHS256(secret: Self.secret, identity: "donor@example.org", ttlSeconds: 600)
+            let socket = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(listening.port)/v1/ws", token: token)
+            guard case .welcome = try await socket.next() else { return XCTFail("no welcome") }
+            await listening.group.triggerGracefulShutdown()
+            // Without being asked to finish, the idle connection would hold the listener for its 90 s idle time.
+            let closed = try await blocking("the idle connection was closed") { idle.readsEndOfStream() }
+            XCTAssertTrue(closed)
+            try await listening.run.value(waitingFor: "the listener stopped")
+            await socket.close()
+        } catch {
+            try? await listening.stop()
+            throw error
+        }
+    }
+
+    /// A plain TCP client speaking HTTP/1.1 by hand, with blocking reads (10 s at most each).
+    final class RawHTTP: Sendable {
+        let fd: Int32
+
+        init(port: Int) throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            guard BrokerListenerTests.connect(fd, port: port) else {
+                Glibc.close(fd)
+                throw POSIXError(.ECONNREFUSED)
+            }
+        }
+
+        /// Sends `request` and returns what arrives in one read.
+        func request(_ request: String) throws -> String {
+            let bytes = Array(request.utf8)
+            guard write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { throw POSIXError(.ECONNRESET) }
+            return String(decoding: buffer[..<count], as: UTF8.self)
+        }
+
+        /// Whether the server closed the connection (a read of 0 bytes) before the read timeout.
+        func readsEndOfStream() -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            return read(fd, &buffer, buffer.count) == 0
+        }
+
+        func close() { Glibc.close(fd) }
+    }
+
     /// Whether a TCP connection to `port` on 127.0.0.1 is accepted.
     private static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        return connect(fd, port: port)
+    }
+
+    /// Connects `fd` to `port` on 127.0.0.1.
+    static func connect(_ fd: Int32, port: Int) -> Bool {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
 }

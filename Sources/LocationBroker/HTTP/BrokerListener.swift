@@ -1,7 +1,6 @@
 import HummingbirdCore
 import Logging
 import NIOCore
-import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 
@@ -14,7 +13,7 @@ import ServiceLifecycle
 /// read from it: in a connect storm that task and the wake-ups between the event loops and the concurrency pool
 /// were 15 to 18 % of the broker's time (issue 17, docs/BENCHMARKS.md). Everything else it did is kept: the
 /// backlog, `SO_REUSEADDR`, half-closure, and the graceful shutdown (stop accepting, ask every connection to
-/// finish, wait for the HTTP requests being answered).
+/// finish, wait for the HTTP requests being answered; ``QuiescingHTTPConnections``).
 struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == BrokerServerChannel.Value {
     /// Sets up each accepted connection (TLS first when configured) and answers it when it stays HTTP.
     let child: Child
@@ -29,22 +28,17 @@ struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == B
     let onListening: @Sendable (Int) async -> Void
 
     func run() async throws {
-        let quiescing = ServerQuiescingHelper(group: eventLoopGroup)
+        let httpOpen = QuiescingHTTPConnections()
         let (httpConnections, handOver) = AsyncStream.makeStream(of: BrokerServerChannel.Value.self)
         let server: any Channel
         do {
             server = try await ServerBootstrap(group: eventLoopGroup)
                 .serverChannelOption(.backlog, value: Int32(backlog))
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .serverChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                    }
-                }
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelInitializer { [child, logger] channel in
                     child.setup(channel: channel, logger: logger).map { connection in
-                        Self.route(connection, to: handOver, logger: logger)
+                        Self.route(connection, to: handOver, keptIn: httpOpen, logger: logger)
                     }
                 }
                 .bind(host: host, port: port).get()
@@ -62,23 +56,26 @@ struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == B
                 }
             }
         } onCancelOrGracefulShutdown: {
-            // Closes the listening socket (which ends the loop above) and asks every open connection to finish: an
-            // HTTP connection closes after the response it is writing; the WebSockets were drained before this
-            // service is asked to stop (ConnectionDrainService).
-            quiescing.initiateShutdown(promise: nil)
+            // Closes the listening socket (which ends the loop above) and asks every HTTP connection to finish: it
+            // closes after the response it is writing. The WebSockets were drained before this service is asked to
+            // stop (ConnectionDrainService); a handshake still in progress is refused as draining, or times out.
+            server.close(promise: nil)
+            httpOpen.quiesce()
         }
     }
 
     /// Once the connection's first request is decided: a WebSocket is left to its pipeline; anything else is
     /// handed to the task group to be answered.
     private static func route(
-        _ connection: BrokerServerChannel.Value, to handOver: AsyncStream<BrokerServerChannel.Value>.Continuation, logger: Logger
+        _ connection: BrokerServerChannel.Value, to handOver: AsyncStream<BrokerServerChannel.Value>.Continuation,
+        keptIn httpOpen: QuiescingHTTPConnections, logger: Logger
     ) {
         connection.upgradeResult.whenComplete { result in
             switch result {
             case .success(.webSocket):
                 break
             case .success:
+                httpOpen.add(connection.channel)
                 // The listener stopped meanwhile: nobody will answer, so do not leave the client waiting.
                 if case .terminated = handOver.yield(connection) { connection.channel.close(promise: nil) }
             case .failure(let error):
