@@ -9,6 +9,8 @@ package struct Delivery: Sendable {
 
     /// Encodes and frames a non-position frame. Position frames go through ``position(channel:seq:position:)``.
     package func prepare(_ frame: ServerFrame) -> PreparedFrame {
+        // Every connection gets a welcome as it opens: written directly, like positions (the connect storm).
+        if case .welcome(let welcome) = frame { return WelcomeFrameEncoder.withEncoded(welcome) { framing.prepare($0) } }
         do {
             return framing.prepare(try WireJSON.encode(frame))
         } catch {
