@@ -42,6 +42,13 @@ package final class ClientConnection: Sendable {
         return logger
     }
 
+    /// Logs `message` at `debug` with ``logger``'s metadata; builds nothing when `debug` is off (every connection
+    /// logs its opening and closing, and a flood of refused frames one line each).
+    package func debug(_ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata? = nil) {
+        guard baseLogger.logLevel <= .debug else { return }
+        logger.debug(message(), metadata: metadata())
+    }
+
     /// The donation this connection watches `channel` for, if subscribed.
     package func donation(for channel: String) -> String? {
         subscriptions.withLock { $0.donation(for: channel) }

@@ -112,7 +112,7 @@ final class ClientMessageHandler: Sendable {
     @discardableResult
     private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) -> BrokerError {
         metrics.reject(error.code)
-        connection.logger.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
+        connection.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
         hub.reply(.error(.init(re: re, error)), to: connection)
         return error
     }

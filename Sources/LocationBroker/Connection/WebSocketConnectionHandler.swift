@@ -118,7 +118,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.phase = .serving(connection, outbox)
         self.writer = writer
-        connection.logger.debug("websocket open")
+        connection.debug("websocket open")
         messages.welcome(connection)
         outbox.attach(writer)
         scheduleHeartbeat()
@@ -231,7 +231,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private func refuse(_ violation: WebSocketViolation) {
         guard case .serving(let connection, let outbox) = phase else { return }
         messages.metrics.framesIn["invalid"]?.increment()
-        connection.logger.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
+        connection.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
         outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
     }
@@ -303,7 +303,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             outbox.pushPing()
             scheduleHeartbeat()
         case .closeForPingTimeout:
-            connection.logger.debug("closing a websocket that did not answer a ping")
+            connection.debug("closing a websocket that did not answer a ping")
             let timeout = WebSocketConnectionStateMachine.pingTimeout
             outbox.close(code: timeout.code, reason: timeout.reason, discardPending: true)
             perform(.startGrace(life.grace))
@@ -325,7 +325,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         writer = nil
         outbox.finish()
         messages.hub.disconnect(connection)
-        connection.logger.debug("websocket closed")
+        connection.debug("websocket closed")
     }
 }
 
