@@ -1,3 +1,5 @@
+import BrokerProtocol
+import Foundation
 import HTTPTypes
 import XCTest
 
@@ -61,6 +63,27 @@ final class UpgradeRequestHeadTests: XCTestCase {
         }
         XCTAssertNil(Self.parse(Self.plain, separator: "\n"), "bare LF line ends")
         XCTAssertNil(Self.parse(Self.plain + [""]), "an empty line inside the head")
+    }
+
+    /// `Connection` lists options separated by commas; the upgrade needs `upgrade` among them, in any case, with
+    /// spaces or tabs around it. Held to the former check (Foundation's trimming and lower-casing) on a seeded sample.
+    func testTheConnectionHeaderNeedsTheUpgradeOptionAmongItsOptions() {
+        func former(_ value: String) -> Bool {
+            value.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" })
+        }
+        var values = ["Upgrade", "keep-alive, Upgrade", "keep-alive,upgrade", "\tUPGRADE\t", ",upgrade,", "UpGrAdE", "up grade", "upgrade2",
+            "upgrad", "keep-alive upgrade", "upgraded", "", ","]
+        var random = SeededRandom(seed: 906)
+        let pieces = ["upgrade", "Upgrade", "UPGRADE", "keep-alive", "close", " ", "\t", ",", "upgraded", "up", "grade", "x", "-"]
+        for _ in 0..<3_000 {
+            values.append((0..<Int.random(in: 1...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined())
+        }
+        for value in values {
+            let head = Self.parse(Self.replacing("Connection", with: "Connection: \(value)"))
+            // The field's value is read without the spaces and tabs at its ends, as NIO's reader reads it.
+            let trimmed = value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            XCTAssertEqual(head != nil, former(trimmed), value.debugDescription)
+        }
     }
 
     func testADuplicatedHeaderIsNotThePlainForm() {

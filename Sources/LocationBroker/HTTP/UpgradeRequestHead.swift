@@ -44,7 +44,6 @@ struct UpgradeRequestHead: Sendable {
         guard let requestLine = lines.first, !lines.dropFirst().contains(where: { $0.isEmpty }) else { return nil }
         guard let target = Self.target(of: requestLine) else { return nil }
         var fields = HTTPFields()
-        var seen = Set<String>()
         var host: String?, upgrade: String?, connection: String?, version: String?, key: String?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
@@ -54,7 +53,7 @@ struct UpgradeRequestHead: Sendable {
             guard rawValue.allSatisfy({ $0 == 9 || (0x20...0x7E).contains($0) }) else { return nil }
             let value = String(decoding: rawValue.trimmingWhitespace, as: UTF8.self)
             let lowered = String(decoding: name, as: UTF8.self).lowercased()
-            guard seen.insert(lowered).inserted, let fieldName = HTTPField.Name(lowered) else { return nil }
+            guard let fieldName = HTTPField.Name(lowered), !fields.contains(fieldName) else { return nil }
             switch lowered {
             // No body may hide after the head; NIO's client (and the load driver) sends `Content-Length: 0`.
             case "content-length": guard value == "0" else { return nil }
@@ -69,7 +68,7 @@ struct UpgradeRequestHead: Sendable {
             fields.append(HTTPField(name: fieldName, value: value))
         }
         guard let host, upgrade?.lowercased() == "websocket", version == "13",
-            connection?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" }) == true,
+            let connection, Self.listsUpgrade(connection),
             let key, key.utf8.count == 24, Data(base64Encoded: key)?.count == 16
         else { return nil }
         return UpgradeRequestHead(request: HTTPRequest(method: .get, scheme: nil, authority: host, path: target, headerFields: fields), key: key)
@@ -84,6 +83,24 @@ struct UpgradeRequestHead: Sendable {
         let path = Array("/v1/ws".utf8)
         guard target.starts(with: path), target.count == path.count || target[target.startIndex + path.count] == UInt8(ascii: "?") else { return nil }
         return String(decoding: target, as: UTF8.self)
+    }
+
+    /// Whether a `Connection` value (printable ASCII and tabs, checked before) lists the `upgrade` option: its
+    /// comma-separated options, spaces and tabs around each, compared without case (RFC 9110 §7.6.1).
+    private static func listsUpgrade(_ value: String) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            var start = 0
+            for end in 0...bytes.count where end == bytes.count || bytes[end] == UInt8(ascii: ",") {
+                var first = start, last = end
+                while first < last, bytes[first] == 32 || bytes[first] == 9 { first += 1 }
+                while last > first, bytes[last - 1] == 32 || bytes[last - 1] == 9 { last -= 1 }
+                // `| 0x20` lower-cases an ASCII letter and maps no other byte to one.
+                if last - first == 7, zip(bytes[first..<last], "upgrade".utf8).allSatisfy({ $0 | 0x20 == $1 }) { return true }
+                start = end + 1
+            }
+            return false
+        }
     }
 
     /// RFC 9110's `tchar`.
