@@ -68,6 +68,16 @@ struct KeptEntry {
     var donations: [String]
 }
 
+extension Deque<KeptEntry> {
+    /// Appends `entry`, then drops the oldest entry if more than `limit` are kept: in one mutating call, so a
+    /// publish makes one access to its channel's history instead of three (the append, the count, the removal),
+    /// each of which paid a dynamic exclusivity check (issue 17).
+    mutating func keep(_ entry: KeptEntry, limit: Int) {
+        append(entry)
+        if count > limit { removeFirst() }
+    }
+}
+
 /// A connection watching the channel, and the donation that allows it.
 struct Subscriber {
     let connection: ClientConnection
