@@ -182,14 +182,45 @@ public enum PositionFrameEncoder {
         /// An integer's decimal digits, as `String(value)` spells them, without making the string.
         mutating func integer(_ value: Int64) {
             if value < 0 { byte(UInt8(ascii: "-")) }
-            // The magnitude is unsigned, so Int64.min has one too. Digits are written last first, then reversed.
+            // The magnitude is unsigned, so Int64.min has one too. Its length is known first, so the digits go
+            // straight to their places from the last, two at a time (a sequence number has 16: issue 17).
             var magnitude = value.magnitude
-            let start = count
-            repeat {
-                byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
-                magnitude /= 10
-            } while magnitude != 0
-            buffer[start..<count].reverse()
+            let length = Self.decimalLength(magnitude)
+            precondition(count + length <= buffer.count)
+            var index = count + length
+            let pairs = Self.digitPairs.utf8Start
+            while magnitude >= 100 {
+                let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+                magnitude /= 100
+                index -= 2
+                buffer[index] = pairs[pair]
+                buffer[index + 1] = pairs[pair + 1]
+            }
+            if magnitude >= 10 {
+                let pair = Int(truncatingIfNeeded: magnitude) &* 2
+                buffer[index - 2] = pairs[pair]
+                buffer[index - 1] = pairs[pair + 1]
+            } else {
+                buffer[index - 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+            }
+            count += length
+        }
+
+        /// "00", "01", ... "99": two digits per look-up.
+        private static let digitPairs: StaticString =
+            "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+        /// How many decimal digits `value` has (1 for 0), by comparison rather than division.
+        private static func decimalLength(_ value: UInt64) -> Int {
+            var length = 1
+            var bound: UInt64 = 10
+            // 10^19 is the largest power of ten a UInt64 holds; every value below it has at most 19 digits.
+            while length < 20 && value >= bound {
+                length += 1
+                if length == 20 { break }
+                bound &*= 10
+            }
+            return length
         }
 
         /// A JSON string literal with the escapes JSON requires; runs that need none are copied whole.
