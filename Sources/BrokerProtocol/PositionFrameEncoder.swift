@@ -139,19 +139,25 @@ public enum PositionFrameEncoder {
         /// `mantissa * 10^-fractionDigits` in plain notation: "0." before a mantissa shorter than its decimals,
         /// the decimals padded with zeros on the left, no point when there are none.
         mutating func decimal(_ mantissa: UInt64, fractionDigits: Int) {
-            var digits = 1
-            var rest = mantissa / 10
-            while rest != 0 {
-                digits += 1
-                rest /= 10
-            }
+            let digits = Self.decimalLength(mantissa)
             let wholeDigits = Swift.max(digits - fractionDigits, 1)
             let length = wholeDigits + (fractionDigits > 0 ? 1 + fractionDigits : 0)
             precondition(count + length <= buffer.count)
-            // Written last digit first, from the end of the number back to where it starts.
+            // Written from the end of the number back to where it starts, two digits at a time (issue 17); the
+            // whole part is padded with zeros to its length, so a mantissa shorter than its decimals gets its "0".
             var index = count + length
-            rest = mantissa
-            for _ in 0..<fractionDigits {
+            var rest = mantissa
+            let pairs = Self.digitPairs.utf8Start
+            var fraction = fractionDigits
+            while fraction >= 2 {
+                let pair = Int(truncatingIfNeeded: rest % 100) &* 2
+                rest /= 100
+                index -= 2
+                buffer[index] = pairs[pair]
+                buffer[index + 1] = pairs[pair + 1]
+                fraction -= 2
+            }
+            if fraction == 1 {
                 index -= 1
                 buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
                 rest /= 10
@@ -160,10 +166,15 @@ public enum PositionFrameEncoder {
                 index -= 1
                 buffer[index] = UInt8(ascii: ".")
             }
-            while index > count {
-                index -= 1
-                buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
+            while index - count >= 2 {
+                let pair = Int(truncatingIfNeeded: rest % 100) &* 2
+                rest /= 100
+                index -= 2
+                buffer[index] = pairs[pair]
+                buffer[index + 1] = pairs[pair + 1]
+            }
+            if index > count {
+                buffer[index - 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
             }
             count += length
         }
