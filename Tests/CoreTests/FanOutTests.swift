@@ -102,4 +102,43 @@ final class FanOutTests: XCTestCase {
         XCTAssertEqual(try fixture.publish().get().watchers, 0, "the closing donor is not counted")
         XCTAssertEqual(try sink.frames().map(\.type), ["presence", "position", "error"], "the close comes last")
     }
+
+    // A channel keeps the list of connections its positions reach from one publish to the next (issue 17): these
+    // two hold it to the subscriptions as they are at each publish, not as they were at the last.
+
+    func testADonorWhoUnsubscribesAfterAPublishGetsNoLaterPosition() throws {
+        let fixture = HubFixture()
+        fixture.move("d-1", to: .beingLookedFor)
+        fixture.move("d-2", to: .beingLookedFor, donor: "reader@example.org")
+        let (leaver, left) = try fixture.watcher(of: "d-1")
+        let (_, reader) = try fixture.watcher(of: "d-2", "reader@example.org")
+        fixture.publish()
+        fixture.clock.advance(by: 1_000)
+        XCTAssertEqual(try fixture.publish().get().watchers, 2)
+        _ = left.take()
+        _ = reader.take()
+
+        XCTAssertNil(fixture.hub.unsubscribe(leaver, .init(target: .donation("d-1"))))
+        fixture.clock.advance(by: 1_000)
+        XCTAssertEqual(try fixture.publish().get().watchers, 1, "only the reader")
+        XCTAssertEqual(try left.frames().map(\.type), ["unsubscribed"], "no position after the unsubscription")
+        XCTAssertEqual(try reader.frames().map(\.type), ["position"])
+    }
+
+    func testADonorWhoSubscribesAfterAPublishGetsTheNextOne() throws {
+        let fixture = HubFixture()
+        fixture.move("d-1", to: .beingLookedFor)
+        fixture.move("d-2", to: .beingLookedFor, donor: "late@example.org")
+        let (_, early) = try fixture.watcher(of: "d-1")
+        fixture.publish()
+        fixture.clock.advance(by: 1_000)
+        XCTAssertEqual(try fixture.publish().get().watchers, 1)
+        _ = early.take()
+
+        let (_, late) = try fixture.watcher(of: "d-2", "late@example.org")
+        fixture.clock.advance(by: 1_000)
+        XCTAssertEqual(try fixture.publish().get().watchers, 2)
+        XCTAssertEqual(try late.frames().map(\.type), ["position"])
+        XCTAssertEqual(try early.frames().map(\.type), ["position"])
+    }
 }

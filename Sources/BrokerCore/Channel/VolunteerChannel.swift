@@ -68,6 +68,16 @@ struct KeptEntry {
     var donations: [String]
 }
 
+extension Deque<KeptEntry> {
+    /// Appends `entry`, then drops the oldest entry if more than `limit` are kept: in one mutating call, so a
+    /// publish makes one access to its channel's history instead of three (the append, the count, the removal),
+    /// each of which paid a dynamic exclusivity check (issue 17).
+    mutating func keep(_ entry: KeptEntry, limit: Int) {
+        append(entry)
+        if count > limit { removeFirst() }
+    }
+}
+
 /// A connection watching the channel, and the donation that allows it.
 struct Subscriber {
     let connection: ClientConnection
@@ -93,6 +103,9 @@ final class VolunteerChannel {
     /// The same subscribers grouped by the donation that allows them: a publish visits the watchers of the
     /// trackable donations directly, instead of comparing donation ids for every subscriber.
     private(set) var subscribersByDonation: [String: [UInt64: ClientConnection]] = [:]
+    /// The connections the last fan-out reached and the donations it was for (``watchers(of:)``); forgotten when a
+    /// subscriber comes or goes.
+    private var watchersCache: (donations: [String], connections: [ClientConnection])?
     var history = Deque<KeptEntry>()
     /// Open connections of the volunteer.
     var connections = 0
@@ -113,6 +126,7 @@ final class VolunteerChannel {
     func addSubscriber(_ subscriber: Subscriber) {
         let id = subscriber.connection.id
         removeSubscriber(id)
+        watchersCache = nil
         subscribers[id] = subscriber
         subscribersByDonation[subscriber.donation, default: [:]][id] = subscriber.connection
     }
@@ -121,9 +135,25 @@ final class VolunteerChannel {
     @discardableResult
     func removeSubscriber(_ id: UInt64) -> Subscriber? {
         guard let removed = subscribers.removeValue(forKey: id) else { return nil }
+        watchersCache = nil
         subscribersByDonation[removed.donation]?.removeValue(forKey: id)
         if subscribersByDonation[removed.donation]?.isEmpty == true { subscribersByDonation.removeValue(forKey: removed.donation) }
         return removed
+    }
+
+    /// The connections watching the donations in `donations`: the first donation's watchers, then the second's,
+    /// and so on. Kept from one call to the next until a subscriber comes or goes, so a publish, which passes the
+    /// same cached ``Trackable/ids`` each time (compared by identity, not element by element), hashes no donation
+    /// id (issue 17). Other donations than the cached ones make the list again.
+    func watchers(of donations: [String]) -> [ClientConnection] {
+        if let cached = watchersCache, cached.donations == donations { return cached.connections }
+        var connections: [ClientConnection] = []
+        for donation in donations {
+            guard let watchers = subscribersByDonation[donation] else { continue }
+            connections.append(contentsOf: watchers.values)
+        }
+        watchersCache = (donations, connections)
+        return connections
     }
 
     /// Whether nothing refers to the channel any more, so it can be forgotten: no donation, subscriber,

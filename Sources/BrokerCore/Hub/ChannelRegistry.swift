@@ -28,6 +28,22 @@ package final class ChannelRegistry: Sendable {
             hasher.combine(hash)
         }
 
+        /// What the shard's dictionary hashes with: the name's hash mixed with the dictionary's seed by a few
+        /// multiplications and shifts (MurmurHash3's finalizer, a bijection whose low bits depend on every bit),
+        /// instead of a second pass of the standard library's hasher over it (issue 17; ``hash(into:)`` stays for
+        /// any other hashing). The name's hash is already the standard library's randomly seeded one, so colliding
+        /// names cannot be chosen from outside, and the dictionary's seed still moves where a key lands from one
+        /// dictionary to another.
+        func _rawHashValue(seed: Int) -> Int {
+            var mixed = UInt64(bitPattern: Int64(hash ^ seed))
+            mixed ^= mixed >> 33
+            mixed &*= 0xff51_afd7_ed55_8ccd
+            mixed ^= mixed >> 33
+            mixed &*= 0xc4ce_b9fe_1a85_ec53
+            mixed ^= mixed >> 33
+            return Int(truncatingIfNeeded: mixed)
+        }
+
         static func == (left: Key, right: Key) -> Bool {
             left.name == right.name
         }

@@ -56,11 +56,9 @@ package struct Delivery: Sendable {
     /// The hot path: no lock but each sink's, and one metrics call for the whole fan-out.
     func fanOut(_ frame: PreparedFrame, in channel: VolunteerChannel, to trackable: [String]) -> FanOutTally {
         var tally = FanOutTally()
-        for donation in trackable {
-            guard let connections = channel.subscribersByDonation[donation] else { continue }
-            for connection in connections.values {
-                tally.count(connection.sink.enqueue(frame, conflationKey: channel.name))
-            }
+        let conflationKey = channel.name
+        for connection in channel.watchers(of: trackable) {
+            tally.count(connection.sink.enqueue(frame, conflationKey: conflationKey))
         }
         metrics.kept(tally)
         return tally

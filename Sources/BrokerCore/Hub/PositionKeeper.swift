@@ -26,8 +26,7 @@ struct PositionKeeper: Sendable {
     }
 
     private func remember(_ entry: KeptEntry, in channel: VolunteerChannel) {
-        channel.history.append(entry)
-        if channel.history.count > settings.historySize { channel.history.removeFirst() }
+        channel.history.keep(entry, limit: settings.historySize)
     }
 
     /// Sends `arrival` the first time a kept position comes within the radius of a donation's destination,
