@@ -88,10 +88,8 @@ final class EmbeddedWebSocket {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
-        // What NIO's WebSocket upgrader puts before the broker's handlers.
-        try pipeline.addHandler(WebSocketFrameEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxMessageBytes)))
-        try pipeline.addHandler(WebSocketProtocolErrorHandler())
+        // What the upgrade puts before the broker's handler: NIO's frame encoder and decoder.
+        try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
             maxMessageBytes: maxMessageBytes, logger: Logger(label: "EmbeddedWebSocket"))
