@@ -76,7 +76,10 @@ final class EmbeddedWebSocket {
     /// - Parameters:
     ///   - heartbeatSeconds: the ping period (the welcome frame announces it).
     ///   - maxMessageBytes: `max_frame_bytes`: one frame, and all the fragments of one message.
-    init(heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10) throws {
+    ///   - logger: the logger the connection is opened with (its level decides what the handler logs).
+    init(
+        heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10, logger: Logger = Logger(label: "EmbeddedWebSocket")
+    ) throws {
         let clock = ManualClock(start: 1_700_000_000_000)
         self.clock = clock
         metrics = BrokerMetrics()
@@ -92,7 +95,7 @@ final class EmbeddedWebSocket {
         try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
-            maxMessageBytes: maxMessageBytes, logger: Logger(label: "EmbeddedWebSocket"))
+            maxMessageBytes: maxMessageBytes, logger: logger)
         channel.embeddedEventLoop.run()
     }
 

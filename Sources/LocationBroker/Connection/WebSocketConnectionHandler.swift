@@ -78,6 +78,9 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private var readPending = false
     /// Whether a frame arrived since the previous heartbeat.
     private var clientWasHeard = false
+    /// Whether the broker logs at debug level: a connection's logger is made anew, its metadata set, at every use
+    /// (about 13,000 instructions), so the lines every connection writes make it only when they are written.
+    private var logsDebug = false
     /// The longest message, all its fragments together (1009 beyond). 32 bits, beside the flags above, so that the
     /// handler stays in its allocator size class (`max_frame_bytes` is at most 1 MiB).
     private let maxMessageBytes: Int32
@@ -122,7 +125,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.phase = .serving(connection, outbox)
         self.writer = writer
-        connection.logger.debug("websocket open")
+        logsDebug = opening.logger.logLevel <= .debug
+        if logsDebug { connection.logger.debug("websocket open") }
         messages.welcome(connection)
         outbox.attach(writer)
         scheduleHeartbeat()
@@ -361,7 +365,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         writer = nil
         outbox.finish()
         messages.hub.disconnect(connection)
-        connection.logger.debug("websocket closed")
+        if logsDebug { connection.logger.debug("websocket closed") }
     }
 }
 
