@@ -44,7 +44,8 @@ struct UpgradeRequestHead: Sendable {
         guard let requestLine = lines.first, !lines.dropFirst().contains(where: { $0.isEmpty }) else { return nil }
         guard let target = Self.target(of: requestLine) else { return nil }
         var fields = HTTPFields()
-        var seen = Set<String>()
+        // A handful of names: a list compared in turn costs less than a set's hashing.
+        var seen: [String] = []
         var host: String?, upgrade: String?, connection: String?, version: String?, key: String?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
@@ -54,7 +55,8 @@ struct UpgradeRequestHead: Sendable {
             guard rawValue.allSatisfy({ $0 == 9 || (0x20...0x7E).contains($0) }) else { return nil }
             let value = String(decoding: rawValue.trimmingWhitespace, as: UTF8.self)
             let lowered = String(decoding: name, as: UTF8.self).lowercased()
-            guard seen.insert(lowered).inserted, let fieldName = HTTPField.Name(lowered) else { return nil }
+            guard !seen.contains(lowered), let fieldName = HTTPField.Name(lowered) else { return nil }
+            seen.append(lowered)
             switch lowered {
             // No body may hide after the head; NIO's client (and the load driver) sends `Content-Length: 0`.
             case "content-length": guard value == "0" else { return nil }
@@ -69,7 +71,8 @@ struct UpgradeRequestHead: Sendable {
             fields.append(HTTPField(name: fieldName, value: value))
         }
         guard let host, upgrade?.lowercased() == "websocket", version == "13",
-            connection?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" }) == true,
+            // The value is printable ASCII or tabs (checked above): its whitespace is spaces and tabs only.
+            connection?.utf8.split(separator: UInt8(ascii: ",")).contains(where: { Self.isUpgradeToken(ArraySlice($0).trimmingWhitespace) }) == true,
             let key, key.utf8.count == 24, Data(base64Encoded: key)?.count == 16
         else { return nil }
         return UpgradeRequestHead(request: HTTPRequest(method: .get, scheme: nil, authority: host, path: target, headerFields: fields), key: key)
@@ -84,6 +87,11 @@ struct UpgradeRequestHead: Sendable {
         let path = Array("/v1/ws".utf8)
         guard target.starts(with: path), target.count == path.count || target[target.startIndex + path.count] == UInt8(ascii: "?") else { return nil }
         return String(decoding: target, as: UTF8.self)
+    }
+
+    /// Whether `token` is `upgrade` in any case.
+    private static func isUpgradeToken(_ token: ArraySlice<UInt8>) -> Bool {
+        token.count == 7 && zip(token, "upgrade".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     /// RFC 9110's `tchar`.
