@@ -54,11 +54,11 @@ final class RawWebSocket: @unchecked Sendable {
         try await sendFrame(opcode: 0x1, Array(text.utf8))
     }
 
-    /// Sends one short frame with FIN set, masked unless told otherwise.
-    func sendFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true) async throws {
+    /// Sends one short frame, with FIN set and masked unless told otherwise.
+    func sendFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true) async throws {
         precondition(payload.count < 126, "short frames only")
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        var frame: [UInt8] = [0x80 | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
         if masked {
             frame += mask
             frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }

@@ -76,7 +76,10 @@ final class EmbeddedWebSocket {
     /// - Parameters:
     ///   - heartbeatSeconds: the ping period (the welcome frame announces it).
     ///   - maxMessageBytes: `max_frame_bytes`: one frame, and all the fragments of one message.
-    init(heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10) throws {
+    ///   - logger: the logger the connection is opened with (its level decides what the handler logs).
+    init(
+        heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10, logger: Logger = Logger(label: "EmbeddedWebSocket")
+    ) throws {
         let clock = ManualClock(start: 1_700_000_000_000)
         self.clock = clock
         metrics = BrokerMetrics()
@@ -88,13 +91,11 @@ final class EmbeddedWebSocket {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
-        // What NIO's WebSocket upgrader puts before the broker's handlers.
-        try pipeline.addHandler(WebSocketFrameEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxMessageBytes)))
-        try pipeline.addHandler(WebSocketProtocolErrorHandler())
+        // What the upgrade puts before the broker's handler: NIO's frame encoder and decoder.
+        try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
-            maxMessageBytes: maxMessageBytes, logger: Logger(label: "EmbeddedWebSocket"))
+            maxMessageBytes: maxMessageBytes, logger: logger)
         channel.embeddedEventLoop.run()
     }
 

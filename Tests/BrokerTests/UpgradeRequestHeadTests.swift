@@ -92,6 +92,15 @@ final class UpgradeRequestHeadTests: XCTestCase {
         }
     }
 
+    func testTheConnectionHeaderMustListUpgradeInAnyCaseAndSpacing() {
+        for value in ["UPGRADE", "keep-alive ,\tUpgrade\t", ",,upgrade,,", "Keep-Alive, uPgRaDe, close", " upgrade "] {
+            XCTAssertNotNil(Self.parse(Self.replacing("Connection", with: "Connection: \(value)")), value)
+        }
+        for value in ["upgrade2", "up grade", "upgrade;q=1", "keep-alive", "upgrad", "upgradE\u{7F}", "`pgrade", "UPGRADE-"] {
+            XCTAssertNil(Self.parse(Self.replacing("Connection", with: "Connection: \(value)")), value)
+        }
+    }
+
     func testABodyIsNotThePlainForm() {
         for line in ["Content-Length: 12", "Content-Length: 00", "Content-Length: 0, 0", "Transfer-Encoding: chunked", "transfer-encoding: identity"] {
             XCTAssertNil(Self.parse(Self.plain + [line]), line)

@@ -127,6 +127,23 @@ final class WatchLinkTests: XCTestCase {
 
     // MARK: What a link cannot do
 
+    func testAFrameNIOCannotReadOnAWatchLinkIsAnsweredOnceWithItsCodeThenTheSocketClosed() async throws {
+        // A watch link is upgraded by NIO's upgrader, not by hand: its pipeline must answer the decoder's errors
+        // as the hand-made one does, once (NIO's automatic error handling is off; the broker's handler answers).
+        let link = try await mint("d-1")
+        let socket = try await RawWebSocket.connect(port: live.port, token: link.token)
+        let welcome = try await socket.readFrame()
+        XCTAssertEqual(welcome?.opcode, 0x1, "the welcome")
+        // A fragmented ping: control frames cannot be fragmented (RFC 6455 §5.5), NIO's decoder refuses it.
+        try await socket.sendFrame(opcode: 0x9, [1, 2, 3], fin: false)
+        let answer = try await socket.readFrame()
+        XCTAssertEqual(answer?.close?.code, 1002)
+        XCTAssertEqual(answer?.payload.count, 2, "the code alone, as NIO's WebSocketProtocolErrorHandler writes it")
+        let after = try await socket.readFrame(timeout: .seconds(2))
+        XCTAssertNil(after, "one close frame, then the socket is closed")
+        XCTAssertEqual(live.metric(#"broker_frames_in_total{type="invalid"}"#), 1, "counted once")
+    }
+
     func testAWatchLinkCannotPublish() async throws {
         let watcher = try await open(try await mint("d-1"))
         try await watcher.send(.publish(.init(id: "p1", position: position(metresFromHome: 100))))

@@ -80,7 +80,8 @@ public final class PublishFixture: Sendable {
 public struct TokenFixture: Sendable {
     /// The token verified by ``verifyOnce()``: `sub` is a volunteer's e-mail, valid for a day from when it was made.
     public let token: String
-    private let verifier: TokenVerifier
+    /// The verifier, as the broker makes it for the secret (``AcceptFixture`` checks handshakes with it).
+    let verifier: TokenVerifier
 
     /// Mints a token with a fixed secret and makes the verifier the broker would make for that secret.
     public init() async throws {

@@ -25,7 +25,7 @@ final class ClientMessageHandler: Sendable {
         self.invalidFramesPerMinute = invalidFramesPerMinute
     }
 
-    /// A complete client message, unmasked (fragments joined by NIO's frame aggregator).
+    /// A complete client message, unmasked (fragments joined by the connection's `ClientFrameAssembler`).
     enum Message {
         case text(ByteBuffer)
         case binary(ByteBuffer)

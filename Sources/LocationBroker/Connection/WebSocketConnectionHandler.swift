@@ -8,12 +8,15 @@ import NIOWebSocket
 /// actor per connection, so an idle donor costs little more than its socket, and a message is handled where it
 /// is read.
 ///
-/// The pipeline after NIO's decoder, encoder and `WebSocketProtocolErrorHandler`
-/// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): ``ClientFrameGate`` (masking,
-/// 1002), NIO's `NIOWebSocketFrameAggregator` (fragments, 1002, and the message size, 1009), then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// The whole pipeline is NIO's frame encoder, its frame decoder and this handler
+/// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): every read walks every handler, so
+/// what handlers of their own did before is done here (issue 17): each frame the client sends shows it is there
+/// (the heartbeat's "client was heard", a fragment included), then its ``ClientFrameAssembler`` takes it: masking
+/// (1002), fragments (1002) and the message size (1009). Then
+/// this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
 /// ``WebSocketConnectionStateMachine`` decides and this handler only performs. Frame-level violations the NIO
-/// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered by NIO's
-/// `WebSocketProtocolErrorHandler`.
+/// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered here as NIO's
+/// `WebSocketProtocolErrorHandler` answers them (``answerDecoderError(_:context:)``).
 ///
 /// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` (its sink) and
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
@@ -33,7 +36,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// frame against the 4009 budget (docs/PROTOCOL.md).
     static let pingBurst = 10
     static let pingsPerSecond = 1.0
-    /// Fragments one message may come in: the aggregator keeps each until the last (1009 beyond).
+    /// Fragments one message may come in: each is kept until the last (1009 beyond).
     static let maxFragments = 64
 
     /// What the handler needs only until the connection is open.
@@ -59,8 +62,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private let messages: ClientMessageHandler
-    /// The handler before the aggregator, which hears every frame the client sends.
-    private let gate: ClientFrameGate
+    /// Takes every frame the client sends first: masked, joined.
+    private var assembler = ClientFrameAssembler()
     private var phase: Phase
     private var life: WebSocketConnectionStateMachine
     private var errorBudget: TokenBucket
@@ -73,26 +76,27 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     var timerLinks = TimerLinks<WebSocketConnectionHandler>()
     /// A read was asked for while the socket was not writable; it is done when the socket drains.
     private var readPending = false
+    /// Whether a frame arrived since the previous heartbeat.
+    private var clientWasHeard = false
+    /// The longest message, all its fragments together (1009 beyond). 32 bits, beside the flags above, so that the
+    /// handler stays in its allocator size class (`max_frame_bytes` is at most 1 MiB).
+    private let maxMessageBytes: Int32
 
-    /// Adds the broker's handlers to an upgraded WebSocket's pipeline, after NIO's frame decoder, encoder and
-    /// protocol error handler.
+    /// Adds the broker's handler to an upgraded WebSocket's pipeline, after NIO's frame encoder and decoder (and
+    /// nothing else: this handler answers the decoder's errors itself).
     static func addHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int,
         logger: Logger, closeGrace: TimeAmount = WebSocketConnectionStateMachine.closeGrace
     ) throws {
-        let gate = ClientFrameGate()
-        try pipeline.addHandler(gate)
-        // No minimum fragment size: any was accepted before; the fragment count bounds what is kept instead.
         try pipeline.addHandler(
-            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: maxFragments, maxAccumulatedFrameSize: maxMessageBytes))
-        try pipeline.addHandler(
-            WebSocketConnectionHandler(messages: messages, identity: identity, gate: gate, closeGrace: closeGrace, logger: logger))
+            WebSocketConnectionHandler(
+                messages: messages, identity: identity, maxMessageBytes: maxMessageBytes, closeGrace: closeGrace, logger: logger))
     }
 
-    private init(messages: ClientMessageHandler, identity: VerifiedIdentity, gate: ClientFrameGate, closeGrace: TimeAmount, logger: Logger) {
+    private init(messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int, closeGrace: TimeAmount, logger: Logger) {
         self.messages = messages
         self.phase = .opening(Opening(identity: identity, logger: logger))
-        self.gate = gate
+        self.maxMessageBytes = Int32(clamping: maxMessageBytes)
         self.life = WebSocketConnectionStateMachine(grace: closeGrace)
         self.errorBudget = messages.errorBudget()
         self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.clock.now())
@@ -162,19 +166,45 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let violation = WebSocketViolation(error) {
-            return refuse(violation)
+        // NIO's frame errors are answered with a close frame and counted as invalid frames; anything else (a
+        // reset, a TLS failure) leaves nothing to answer.
+        if let error = error as? NIOWebSocketError {
+            answerDecoderError(error, context: context)
+            messages.metrics.framesIn["invalid"]?.increment()
         }
-        // NIO's frame errors were answered with a close frame by its error handler (they are counted as invalid
-        // frames); anything else (a reset, a TLS failure) leaves nothing to answer.
-        if error is NIOWebSocketError { messages.metrics.framesIn["invalid"]?.increment() }
         logger.debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
+    /// Answers a frame NIO's decoder could not read as NIO's `WebSocketProtocolErrorHandler` (no longer in the
+    /// pipeline) answers it: a close frame with the code and no reason, written and flushed past this handler
+    /// (it is not the close the state machine waits an answer to), then the socket closed once it is written.
+    private func answerDecoderError(_ error: NIOWebSocketError, context: ChannelHandlerContext) {
+        // NIO's own mapping (`WebSocketErrorCode(NIOWebSocketError)`) is internal to it.
+        let code: WebSocketErrorCode
+        switch error {
+        case .invalidFrameLength: code = .messageTooLarge
+        case .fragmentedControlFrame, .multiByteControlFrameLength: code = .protocolError
+        @unknown default: code = .protocolError
+        }
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        let closed = context.loopBound
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
+            closed.value.close(promise: nil)
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        clientWasHeard = true
+        let frame: WebSocketFrame
+        let read = unwrapInboundIn(data)
+        switch assembler.take(read, maxFragments: Self.maxFragments, maxBytes: Int(maxMessageBytes), allocator: context.channel.allocator) {
+        case .frame(let whole): frame = whole
+        case .kept: return
+        case .violation(let violation): return refuse(violation)
+        }
         guard case .serving(let connection, let outbox) = phase else { return }
-        let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.clock.now()) {
@@ -196,7 +226,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             }
             messages.handle(.binary(payload), from: connection, budget: &errorBudget)
         case .continuation:
-            // The aggregator joins fragments; it lets no continuation through.
+            // The assembler joins fragments; it lets no continuation through.
             refuse(.unexpectedContinuation)
         default:
             refuse(.unknownOpcode)
@@ -298,7 +328,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private func heartbeatDue() {
         guard case .serving(let connection, let outbox) = phase else { return }
         noteQueuedClose(outbox)
-        switch life.heartbeatDue(clientWasHeard: gate.takeClientWasHeard()) {
+        switch life.heartbeatDue(clientWasHeard: takeClientWasHeard()) {
         case .sendPing:
             outbox.pushPing()
             scheduleHeartbeat()
@@ -310,6 +340,12 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         case .stop:
             break
         }
+    }
+
+    /// Whether a frame arrived since the previous call.
+    private func takeClientWasHeard() -> Bool {
+        defer { clientWasHeard = false }
+        return clientWasHeard
     }
 
     /// Forgets the connection once: its subscriptions end and the hub counts it closed.

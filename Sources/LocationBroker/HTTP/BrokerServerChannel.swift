@@ -96,12 +96,12 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// What NIO's WebSocket upgrader puts before the broker's handlers (its frame encoder, decoder and protocol
-    /// error handler), for an upgrade made by hand.
+    /// What NIO's WebSocket upgrader puts before the broker's handler (its frame encoder and decoder, without its
+    /// protocol error handler: ``WebSocketConnectionHandler`` answers the decoder's errors), for an upgrade made by
+    /// hand.
     static func addWebSocketCodec(to pipeline: ChannelPipeline.SynchronousOperations, maxFrameBytes: Int) throws {
         try pipeline.addHandler(WebSocketFrameEncoder())
         try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameBytes)))
-        try pipeline.addHandler(WebSocketProtocolErrorHandler())
     }
 
     /// NIO's HTTP/1.1 pipeline with its WebSocket upgrader: the API, refused upgrades, watch links, and every
@@ -112,7 +112,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
         let refused = NIOLockedValueBox<(request: HTTPRequest, reason: WebSocketEndpoint.Refusal?)?>(nil)
         let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
-            maxFrameSize: webSocket.maxFrameBytes,
+            maxFrameSize: webSocket.maxFrameBytes, enableAutomaticErrorHandling: false,
             shouldUpgrade: { channel, head in
                 guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
                     return channel.eventLoop.makeSucceededFuture(nil)

@@ -35,8 +35,22 @@ extension HTTPFields {
         guard let value = self[.authorization] else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let credential = parts[1].trimmingCharacters(in: .whitespaces)
-        return credential.isEmpty ? nil : credential
+        // Trimmed scalar by scalar as Foundation's `trimmingCharacters(in: .whitespaces)` trims, without bridging
+        // the token to `NSString` and back (a fifth of a WebSocket upgrade's instructions, issue 17).
+        let scalars = parts[1].unicodeScalars
+        var start = scalars.startIndex, end = scalars.endIndex
+        while start < end, Self.isFoundationWhitespace(scalars[start]) { scalars.formIndex(after: &start) }
+        while start < end, Self.isFoundationWhitespace(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
+        return start < end ? String(scalars[start..<end]) : nil
+    }
+
+    /// Whether Foundation's `CharacterSet.whitespaces` holds `scalar` (swift-corelibs-foundation's: the tab and
+    /// Unicode's space separators, and U+200B ZERO WIDTH SPACE).
+    private static func isFoundationWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
     }
 }
 

@@ -41,7 +41,7 @@ enum BrokerRuns {
     /// Verifies the microbenchmark's HS256 client token `tokens` times, as the WebSocket upgrade does with each
     /// handshake's token: one delivery is one verified token.
     static func verify(tokens: Int, warmup: Int) throws -> Int {
-        let fixture = try TokenFixtureLoader.make()
+        let fixture = try FixtureLoader.make { try await TokenFixture() }
         for _ in 0..<warmup {
             guard fixture.verifyNow() == "volunteer@example.org" else { throw RunError(description: "the fixture's token was refused") }
         }

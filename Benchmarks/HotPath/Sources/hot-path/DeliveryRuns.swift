@@ -4,8 +4,7 @@ import NIOEmbedded
 
 /// A whole fan-out delivery in process (`DeliveryFixture`): the hub's publish, the hop to the sockets' event loop,
 /// each socket writer's drain, and the write and flush through the broker's real pipeline (NIO's WebSocket codec,
-/// the frame gate, the aggregator, the connection handler) down to a handler that drops the bytes where the socket
-/// would take them. Everything but the system calls and the wake-ups of a real event loop.
+/// the connection handler) down to a handler that drops the bytes where the socket would take them. Everything but the system calls and the wake-ups of a real event loop.
 enum DeliveryRuns {
     /// One volunteer watched by `subscribers` donors, each on its own `EmbeddedChannel`, all on one loop (the
     /// broker's drains are per event loop); `positions` publishes are measured.
@@ -41,9 +40,8 @@ enum DeliveryRuns {
     }
 
     /// One volunteer watched by one donor, each on its own `EmbeddedChannel` on one loop: the volunteer's publish
-    /// frame read through the broker's pipeline (NIO's decoder, the frame gate, the aggregator, the connection
-    /// handler, the publish fast path), the hub's publish, and the donor's drain and write. `rounds` publishes are
-    /// measured.
+    /// frame read through the broker's pipeline (NIO's decoder, the connection handler, the publish fast path), the
+    /// hub's publish, and the donor's drain and write. `rounds` publishes are measured.
     static func pairs(rounds: Int, warmup: Int) throws -> Int {
         let fixture = DeliveryFixture(donors: 1)
         let loop = EmbeddedEventLoop()

@@ -25,7 +25,7 @@ struct RunOptions {
 
     /// Prints `message` and the usage to standard error and exits with status 64.
     static func fail(_ message: String) -> Never {
-        let usage = "usage: hot-path fanout|pairs|decode|delivery|delivery-pairs|verify|nio-frame|nio-bytes [--subscribers N] [--positions N] [--pairs N] [--rounds N] [--warmup N] [--frames N] [--tokens N]"
+        let usage = "usage: hot-path fanout|pairs|decode|delivery|delivery-pairs|verify|accept|nio-frame|nio-bytes [--subscribers N] [--positions N] [--pairs N] [--rounds N] [--warmup N] [--frames N] [--tokens N] [--connections N]"
         FileHandle.standardError.write(Data("hot-path: \(message)\n\(usage)\n".utf8))
         exit(64)
     }

@@ -6,6 +6,7 @@
 //   hot-path delivery [--subscribers 1000] [--positions 200] [--warmup 64]
 //   hot-path delivery-pairs [--rounds 20000] [--warmup 64]
 //   hot-path verify [--tokens 2000] [--warmup 64]
+//   hot-path accept [--connections 2000] [--warmup 64]
 //   hot-path nio-frame | nio-bytes [--subscribers 1000] [--positions 200]
 //
 // Every run builds what it needs, warms it up, then does the measured work inside one function whose name starts
@@ -34,6 +35,8 @@ do {
         deliveries = try BrokerRuns.decode(frames: options.int("frames", 20_000))
     case "verify":
         deliveries = try BrokerRuns.verify(tokens: options.int("tokens", 2_000), warmup: options.int("warmup", 64))
+    case "accept":
+        deliveries = try AcceptRuns.accept(connections: options.int("connections", 2_000), warmup: options.int("warmup", 64))
     case "nio-frame":
         deliveries = try TransportRuns.fanOut(
             subscribers: options.int("subscribers", 1_000), positions: options.int("positions", 200), framedByEncoder: true)
@@ -41,7 +44,7 @@ do {
         deliveries = try TransportRuns.fanOut(
             subscribers: options.int("subscribers", 1_000), positions: options.int("positions", 200), framedByEncoder: false)
     default:
-        RunOptions.fail("unknown scenario \(options.scenario) (fanout, pairs, decode, delivery, delivery-pairs, verify, nio-frame, nio-bytes)")
+        RunOptions.fail("unknown scenario \(options.scenario) (fanout, pairs, decode, delivery, delivery-pairs, verify, accept, nio-frame, nio-bytes)")
     }
 } catch {
     // A run that did not deliver what it should has no figure: say why and exit 1 (scripts/callgrind stops there).
