@@ -237,6 +237,12 @@ public enum PositionFrameEncoder {
         /// A JSON string literal with the escapes JSON requires; runs that need none are copied whole.
         mutating func string(_ utf8: UnsafeBufferPointer<UInt8>) {
             byte(UInt8(ascii: "\""))
+            // A channel name needs no escape (the usual case): it is checked eight bytes at a time, then copied whole.
+            guard Self.needsEscape(utf8) else {
+                bytes(utf8)
+                byte(UInt8(ascii: "\""))
+                return
+            }
             var runStart = 0
             for index in utf8.indices {
                 let byte = utf8[index]
@@ -247,6 +253,38 @@ public enum PositionFrameEncoder {
             }
             bytes(UnsafeBufferPointer(rebasing: utf8[runStart...]))
             byte(UInt8(ascii: "\""))
+        }
+
+        /// Whether any byte of `utf8` is one JSON escapes (a control character, a quote or a backslash), read a
+        /// word of eight bytes at a time (issue 17): the words' tests below are exact for "any byte of the word".
+        private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let base = utf8.baseAddress else { return false }
+            let raw = UnsafeRawPointer(base)
+            var index = 0
+            while index + 8 <= utf8.count {
+                if wordNeedsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+                index += 8
+            }
+            while index < utf8.count {
+                let byte = utf8[index]
+                if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+                index += 1
+            }
+            return false
+        }
+
+        /// Whether a byte of `word` is below 0x20, a quote or a backslash ("has less" and "has zero byte" from
+        /// Sean Anderson's bit twiddling hacks: a byte's high bit survives only where one is).
+        @inline(__always)
+        private static func wordNeedsEscape(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+            let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+            let quote = (quotes &- ones) & ~quotes & highs
+            let backslash = (backslashes &- ones) & ~backslashes & highs
+            return (control | quote | backslash) != 0
         }
 
         private mutating func escape(_ byte: UInt8) {

@@ -291,4 +291,25 @@ final class PositionFrameEncoderTests: XCTestCase {
             XCTAssertEqual(appended, expected)
         }
     }
+
+    /// A channel name is checked for bytes to escape a word of eight bytes at a time, then its last bytes one by one:
+    /// each byte JSON escapes, and the bytes either side of each, at every place in names of 1 to 40 bytes (in the
+    /// first word, a later one, or the tail) is escaped exactly as the oracle escapes it, and the others are not.
+    func testEachByteToEscapeIsFoundWhereverItStandsInTheChannel() {
+        let position = Position(lat: 1.5, lon: -2.25, accuracy: nil, speed: nil, heading: nil, timestamp: 1_763_757_670_123)
+        let probes: [UInt8] = [0x00, 0x01, 0x09, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xC3]
+        for length in 1...40 {
+            for place in 0..<length {
+                for probe in probes {
+                    var bytes = Array(repeating: UInt8(ascii: "v"), count: length)
+                    bytes[place] = probe
+                    // Bytes from 0x80 on are not UTF-8 alone; the channel is a String, so they are decoded with repairs.
+                    let channel = String(decoding: bytes, as: UTF8.self)
+                    XCTAssertEqual(
+                        PositionFrameEncoder.encode(channel: channel, seq: 7, position: position),
+                        Oracle.encode(channel: channel, seq: 7, position: position), "byte \(probe) at \(place) of \(length)")
+                }
+            }
+        }
+    }
 }
