@@ -143,8 +143,8 @@ final class VolunteerChannel {
 
     /// The connections watching the donations in `donations`: the first donation's watchers, then the second's,
     /// and so on. Kept from one call to the next until a subscriber comes or goes, so a publish, which passes the
-    /// same cached ``Trackable/ids`` each time (compared by identity, not element by element), hashes no donation
-    /// id (issue 17). Other donations than the cached ones make the list again.
+    /// same cached ``Trackable/ids`` each time (which `==` finds equal by its storage before comparing any element),
+    /// hashes no donation id (issue 17). Other donations than the cached ones make the list again.
     func watchers(of donations: [String]) -> [ClientConnection] {
         if let cached = watchersCache, cached.donations == donations { return cached.connections }
         var connections: [ClientConnection] = []

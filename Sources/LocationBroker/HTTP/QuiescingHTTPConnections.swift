@@ -40,9 +40,6 @@ final class QuiescingHTTPConnections: Sendable {
         for channel in open { Self.askToFinish(channel) }
     }
 
-    /// How many are open (tests).
-    var count: Int { state.withLock { $0.open.count } }
-
     private static func askToFinish(_ channel: any Channel) {
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }

@@ -45,7 +45,6 @@ struct UpgradeRequestHead: Sendable {
         }
         lines.append(bytes[lineStart...])
         // Every line but the first starts with the LF of the CRLF before it; a bare LF or CR anywhere is refused.
-        guard !lines.isEmpty else { return nil }
         for index in lines.indices.dropFirst() {
             guard lines[index].first == 10 else { return nil }
             lines[index] = lines[index].dropFirst()
@@ -53,7 +52,8 @@ struct UpgradeRequestHead: Sendable {
         guard let requestLine = lines.first, !lines.dropFirst().contains(where: { $0.isEmpty }) else { return nil }
         guard let target = Self.target(of: requestLine) else { return nil }
         var fields = HTTPFields()
-        var host: String?, upgrade: String?, connection: String?, version: String?, key: String?
+        var host: String?, upgrade: String?, version: String?, key: String?
+        var connection: ArraySlice<UInt8>?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
             let name = line[..<colon], rawValue = line[line.index(after: colon)...]
@@ -69,7 +69,7 @@ struct UpgradeRequestHead: Sendable {
             case "transfer-encoding": return nil
             case "host": host = value
             case "upgrade": upgrade = value
-            case "connection": connection = value
+            case "connection": connection = rawValue
             case "sec-websocket-version": version = value
             case "sec-websocket-key": key = value
             default: break
@@ -96,19 +96,15 @@ struct UpgradeRequestHead: Sendable {
 
     /// Whether a `Connection` value (printable ASCII and tabs, checked before) lists the `upgrade` option: its
     /// comma-separated options, spaces and tabs around each, compared without case (RFC 9110 §7.6.1).
-    private static func listsUpgrade(_ value: String) -> Bool {
-        var value = value
-        return value.withUTF8 { bytes in
-            var start = 0
-            for end in 0...bytes.count where end == bytes.count || bytes[end] == UInt8(ascii: ",") {
-                var first = start, last = end
-                while first < last, bytes[first] == 32 || bytes[first] == 9 { first += 1 }
-                while last > first, bytes[last - 1] == 32 || bytes[last - 1] == 9 { last -= 1 }
-                // `| 0x20` lower-cases an ASCII letter and maps no other byte to one.
-                if last - first == 7, zip(bytes[first..<last], "upgrade".utf8).allSatisfy({ $0 | 0x20 == $1 }) { return true }
-                start = end + 1
-            }
-            return false
+    private static func listsUpgrade(_ value: ArraySlice<UInt8>) -> Bool {
+        var rest = value
+        while true {
+            let comma = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            let option = rest[..<comma].trimmingWhitespace
+            // `| 0x20` lower-cases an ASCII letter and maps no other byte to one.
+            if option.count == 7, zip(option, "upgrade".utf8).allSatisfy({ $0 | 0x20 == $1 }) { return true }
+            guard comma < rest.endIndex else { return false }
+            rest = rest[rest.index(after: comma)...]
         }
     }
 
