@@ -11,6 +11,13 @@ import Synchronization
 /// at most once at a time (it remembers that a drain is scheduled), so drains keep their order. The lists hold
 /// an outbox only from its schedule to its drain. Its lock is a leaf, taken after the outbox's is released
 /// (docs/LOCK-ORDER.md).
+///
+/// While one of the loop's connections handles a frame (``readBegan()`` ... ``readEnded()``), drains asked for on
+/// the loop itself wait for the end of that frame instead of an `execute`: a position for a donor served by the
+/// volunteer's own loop is written as soon as the volunteer's frame is handled, as a bare NIO server writes it
+/// from its read, not after every other socket the loop found readable (issue 17: pairs' p99), and without a
+/// task. The drains still run after the hub call that asked for them returned, never inside it (no socket is
+/// written under a hub or outbox lock).
 final class LoopDrains: Sendable {
     /// An outbox to drain, with the writer it drains through.
     private struct Pending {
@@ -34,9 +41,19 @@ final class LoopDrains: Sendable {
     /// at its end.
     let closeGraces: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
 
+    /// How deep the loop is in its connections' frames (``readBegan()``), and whether drains were left for the
+    /// end of the outermost one. On the loop only.
+    private let reads: NIOLoopBoundBox<Reads>
+
+    private struct Reads {
+        var depth = 0
+        var drainOwed = false
+    }
+
     /// Made on `eventLoop`.
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+        reads = NIOLoopBoundBox(Reads(), eventLoop: eventLoop)
         heartbeats = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
         closeGraces = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
     }
@@ -47,7 +64,28 @@ final class LoopDrains: Sendable {
             lists.pending.append(Pending(outbox: outbox, writer: writer))
             return lists.pending.count == 1
         }
-        if first { eventLoop.execute { self.run() } }
+        guard first else { return }
+        if eventLoop.inEventLoop, reads.value.depth > 0 {
+            reads.value.drainOwed = true
+        } else {
+            eventLoop.execute { self.run() }
+        }
+    }
+
+    /// One of the loop's connections starts handling a frame: drains asked for on the loop until
+    /// ``readEnded()`` run then, not in a task of their own. On the loop only; always paired with ``readEnded()``.
+    func readBegan() {
+        reads.value.depth += 1
+    }
+
+    /// The frame is handled: the drains it asked for (a donor's position, the sender's answer) run now.
+    func readEnded() {
+        var state = reads.value
+        state.depth -= 1
+        let owed = state.depth == 0 && state.drainOwed
+        if owed { state.drainOwed = false }
+        reads.value = state
+        if owed { run() }
     }
 
     private func run() {

@@ -31,8 +31,9 @@ final class SocketWriter: Sendable {
         self.loopDrains = loopDrains
     }
 
-    /// Asks for a drain of `outbox` on the socket's event loop (from any thread). Always a later event-loop
-    /// task, never a drain inside the caller: drains run one after the other, so frames keep their order.
+    /// Asks for a drain of `outbox` on the socket's event loop (from any thread). Never a drain inside the caller:
+    /// a later event-loop task, or the end of the frame the loop is handling (``LoopDrains/readEnded()``); drains
+    /// run one after the other, so frames keep their order.
     func schedule(_ outbox: Outbox) {
         loopDrains.schedule(outbox, through: self)
     }

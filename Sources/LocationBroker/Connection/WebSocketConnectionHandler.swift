@@ -204,7 +204,11 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         case .kept: return
         case .violation(let violation): return refuse(violation)
         }
-        guard case .serving(let connection, let outbox) = phase else { return }
+        guard case .serving(let connection, let outbox) = phase, let drains = writer?.loopDrains else { return }
+        // What handling the frame queues on this loop (a donor's position, this client's answer) is written when
+        // it is handled, not in a task after the loop's other reads (``LoopDrains``).
+        drains.readBegan()
+        defer { drains.readEnded() }
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.clock.now()) {
