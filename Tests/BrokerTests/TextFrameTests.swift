@@ -29,4 +29,32 @@ final class TextFrameTests: XCTestCase {
             XCTAssertEqual(Array(TextFrame.prepared(payload).payload.readableBytesView), payload, "the prepared frame knows where its payload starts")
         }
     }
+
+    func testAFrameWrittenIntoAnUnsharedBufferUsesItsStorage() throws {
+        let first = TextFrame.prepared(Array(#"{"type":"position","seq":1,"lat":-34.6037}"#.utf8))
+        var storage: ByteBuffer? = first.bytes
+        let address = first.bytes.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+        _ = consume first
+        // No longer than the first: the buffer has room for it.
+        let payload = Array(#"{"type":"position","seq":2,"lat":-34.6}"#.utf8)
+
+        let second = payload.withUnsafeBytes { TextFrame.prepared(bytes: $0, reusing: &storage) }
+
+        XCTAssertNil(storage, "the buffer is taken")
+        XCTAssertEqual(second.bytes.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }, address, "a buffer was allocated")
+        XCTAssertEqual(second.bytes, TextFrame.framed(payload))
+        XCTAssertEqual(Array(second.payload.readableBytesView), payload)
+    }
+
+    func testAFrameWrittenIntoABufferAQueueStillHoldsLeavesThatQueuesBytesAlone() throws {
+        let queued = TextFrame.prepared(Array(#"{"type":"position","seq":1,"lat":-34.6037}"#.utf8))
+        let before = Array(queued.bytes.readableBytesView)
+        var storage: ByteBuffer? = queued.bytes
+        let payload = Array(#"{"type":"position","seq":2,"lat":-12.5}"#.utf8)
+
+        let next = payload.withUnsafeBytes { TextFrame.prepared(bytes: $0, reusing: &storage) }
+
+        XCTAssertEqual(Array(queued.bytes.readableBytesView), before, "the queued frame was written over")
+        XCTAssertEqual(next.bytes, TextFrame.framed(payload))
+    }
 }

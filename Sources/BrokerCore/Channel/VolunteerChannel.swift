@@ -1,5 +1,6 @@
 import BrokerProtocol
 import DequeModule
+import NIOCore
 
 /// What the hub knows of one donation whose volunteer owns the channel.
 struct DonationGate {
@@ -75,6 +76,13 @@ extension Deque<KeptEntry> {
     mutating func keep(_ entry: KeptEntry, limit: Int) {
         append(entry)
         if count > limit { removeFirst() }
+    }
+
+    /// Drops the oldest entry if more than `count` are kept, and gives back its frame's storage (nothing else
+    /// holds the entry any more) for the next frame to be written into.
+    mutating func dropOldest(toKeep count: Int) -> ByteBuffer? {
+        guard self.count > Swift.max(count, 0) else { return nil }
+        return removeFirst().frame.bytes
     }
 }
 

@@ -1,4 +1,5 @@
 import BrokerProtocol
+import NIOCore
 
 /// Makes frames and hands them to connections' sinks: each frame is encoded and framed once (``Framing``),
 /// whatever the number of its receivers. Holds no state and takes no lock of its own; the parts of the hub
@@ -20,8 +21,9 @@ package struct Delivery: Sendable {
     }
 
     /// Encodes and frames a position frame, with the fast encoder.
-    func position(channel: String, seq: Int64, position: Position) -> PreparedFrame {
-        PositionFrameEncoder.withEncoded(channel: channel, seq: seq, position: position) { framing.prepare($0) }
+    /// - Parameter storage: a buffer the framing may write the frame into (taken: `nil` afterwards).
+    func position(channel: String, seq: Int64, position: Position, reusing storage: inout ByteBuffer?) -> PreparedFrame {
+        PositionFrameEncoder.withEncoded(channel: channel, seq: seq, position: position) { framing.prepare($0, reusing: &storage) }
     }
 
     /// Queues a frame for one connection.

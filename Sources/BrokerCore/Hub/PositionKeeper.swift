@@ -11,7 +11,7 @@ struct PositionKeeper: Sendable {
     /// - Returns: the subscribers it was queued for.
     func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String]) -> Int {
         channel.nextSeq = max(channel.nextSeq, seq + 1)
-        let frame = delivery.position(channel: channel.name, seq: seq, position: position)
+        let frame = framed(position, seq: seq, in: channel)
         remember(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable), in: channel)
         let watchers = delivery.fanOut(frame, in: channel, to: trackable).delivered
         announceArrivals(channel, position: position, among: trackable)
@@ -21,8 +21,16 @@ struct PositionKeeper: Sendable {
     /// Keeps `position` under `seq` for the donations in `donations` without telling anyone (a node that starts
     /// takes in what the cluster stored).
     func seed(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String]) {
-        let frame = delivery.position(channel: channel.name, seq: seq, position: position)
+        let frame = framed(position, seq: seq, in: channel)
         remember(KeptEntry(seq: seq, position: position, frame: frame, donations: donations), in: channel)
+    }
+
+    /// The position's frame, written into the storage of the oldest kept frame when the history is full and is
+    /// about to drop it (no buffer allocated and freed per publish; issue 17). A queued frame that still shares
+    /// that storage keeps its bytes: the framing gets fresh storage then (copy-on-write).
+    private func framed(_ position: Position, seq: Int64, in channel: VolunteerChannel) -> PreparedFrame {
+        var dropped = channel.history.dropOldest(toKeep: settings.historySize - 1)
+        return delivery.position(channel: channel.name, seq: seq, position: position, reusing: &dropped)
     }
 
     private func remember(_ entry: KeptEntry, in channel: VolunteerChannel) {

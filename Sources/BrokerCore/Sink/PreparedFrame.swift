@@ -27,10 +27,16 @@ package struct PreparedFrame: Sendable {
 
 /// How a transport frames a payload: given to the hub at construction, called once per frame the hub makes.
 package struct Framing: Sendable {
-    private let make: @Sendable (UnsafeRawBufferPointer) -> PreparedFrame
+    private let make: @Sendable (UnsafeRawBufferPointer, inout ByteBuffer?) -> PreparedFrame
 
-    /// A framing that wraps each payload with `make`.
+    /// A framing that wraps each payload with `make`, in a buffer of its own.
     package init(_ make: @escaping @Sendable (UnsafeRawBufferPointer) -> PreparedFrame) {
+        self.make = { payload, _ in make(payload) }
+    }
+
+    /// A framing that wraps each payload with `make`, which may write the frame into the buffer it is handed (the
+    /// storage of a frame the caller no longer keeps) instead of allocating one.
+    package init(reusing make: @escaping @Sendable (UnsafeRawBufferPointer, inout ByteBuffer?) -> PreparedFrame) {
         self.make = make
     }
 
@@ -43,6 +49,14 @@ package struct Framing: Sendable {
 
     /// Frames `payload` for the transport.
     package func prepare(_ payload: some ContiguousBytes) -> PreparedFrame {
-        payload.withUnsafeBytes { make($0) }
+        var none: ByteBuffer?
+        return payload.withUnsafeBytes { make($0, &none) }
+    }
+
+    /// Frames `payload` for the transport, in `storage` if the framing reuses buffers (it takes it: `storage` is
+    /// `nil` afterwards). A buffer still shared with a frame someone holds is not written over: `ByteBuffer` is
+    /// copy-on-write, so the framing then gets fresh storage.
+    package func prepare(_ payload: some ContiguousBytes, reusing storage: inout ByteBuffer?) -> PreparedFrame {
+        payload.withUnsafeBytes { make($0, &storage) }
     }
 }

@@ -8,7 +8,7 @@ import NIOCore
 /// Server frames are never masked (RFC 6455 §5.1), so the header is only FIN + opcode and the payload length.
 enum TextFrame {
     /// The WebSocket transport's framing, given to the hub at construction.
-    static let framing = Framing { prepared(bytes: $0) }
+    static let framing = Framing(reusing: { prepared(bytes: $0, reusing: &$1) })
 
     /// The frame carrying `payload` as one unfragmented text message.
     static func framed(_ payload: some Collection<UInt8>) -> ByteBuffer {
@@ -17,15 +17,25 @@ enum TextFrame {
 
     /// The frame carrying `payload`, with where its payload starts.
     static func prepared(_ payload: some Collection<UInt8>) -> PreparedFrame {
-        Array(payload).withUnsafeBytes { prepared(bytes: $0) }
+        var none: ByteBuffer?
+        return Array(payload).withUnsafeBytes { prepared(bytes: $0, reusing: &none) }
     }
 
     /// The frame carrying `payload`, with where its payload starts: the header and the payload go into a buffer
     /// of their exact size with one write (once per frame the hub makes, so on every publish's path; issue 17).
-    static func prepared(bytes payload: UnsafeRawBufferPointer) -> PreparedFrame {
+    /// - Parameter storage: a buffer to write the frame into instead of allocating one (the storage of the frame
+    ///   a channel's history just dropped: a publish then allocates and frees no buffer; issue 17). It is taken
+    ///   (`nil` afterwards); if a queued frame still shares it, copy-on-write gives this frame fresh storage.
+    static func prepared(bytes payload: UnsafeRawBufferPointer, reusing storage: inout ByteBuffer?) -> PreparedFrame {
         let count = payload.count
         let header = count < 126 ? 2 : count <= 0xFFFF ? 4 : 10
-        var buffer = ByteBufferAllocator().buffer(capacity: header + count)
+        var buffer: ByteBuffer
+        if var recycled = storage.take() {
+            recycled.clear()
+            buffer = recycled
+        } else {
+            buffer = ByteBufferAllocator().buffer(capacity: header + count)
+        }
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: header + count) { out in
             out[0] = 0x81
             switch header {
