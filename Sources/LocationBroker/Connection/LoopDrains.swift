@@ -42,8 +42,9 @@ final class LoopDrains: Sendable {
     let closeGraces: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
 
     /// How deep the loop is in its connections' frames (``readBegan()``), and whether drains were left for the
-    /// end of the outermost one. On the loop only.
-    private let reads: NIOLoopBoundBox<Reads>
+    /// end of the outermost one. Touched on the loop only (checked in debug builds, as NIO checks its own
+    /// per-loop state): a `NIOLoopBoundBox` checked the thread twice per frame read, on every read.
+    nonisolated(unsafe) private var reads = Reads()
 
     private struct Reads {
         var depth = 0
@@ -53,7 +54,6 @@ final class LoopDrains: Sendable {
     /// Made on `eventLoop`.
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
-        reads = NIOLoopBoundBox(Reads(), eventLoop: eventLoop)
         heartbeats = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
         closeGraces = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
     }
@@ -65,8 +65,8 @@ final class LoopDrains: Sendable {
             return lists.pending.count == 1
         }
         guard first else { return }
-        if eventLoop.inEventLoop, reads.value.depth > 0 {
-            reads.value.drainOwed = true
+        if eventLoop.inEventLoop, reads.depth > 0 {
+            reads.drainOwed = true
         } else {
             eventLoop.execute { self.run() }
         }
@@ -75,17 +75,17 @@ final class LoopDrains: Sendable {
     /// One of the loop's connections starts handling a frame: drains asked for on the loop until
     /// ``readEnded()`` run then, not in a task of their own. On the loop only; always paired with ``readEnded()``.
     func readBegan() {
-        reads.value.depth += 1
+        eventLoop.assertInEventLoop()
+        reads.depth += 1
     }
 
     /// The frame is handled: the drains it asked for (a donor's position, the sender's answer) run now.
     func readEnded() {
-        var state = reads.value
-        state.depth -= 1
-        let owed = state.depth == 0 && state.drainOwed
-        if owed { state.drainOwed = false }
-        reads.value = state
-        if owed { run() }
+        eventLoop.assertInEventLoop()
+        reads.depth -= 1
+        guard reads.depth == 0, reads.drainOwed else { return }
+        reads.drainOwed = false
+        run()
     }
 
     private func run() {
