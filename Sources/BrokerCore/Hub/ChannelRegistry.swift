@@ -12,16 +12,27 @@ package final class ChannelRegistry: Sendable {
     }
 
     /// A channel's name with its hash, computed once per look-up for both the shard and the shard's dictionary,
-    /// instead of hashing the name twice (issue 17). The hash is the standard library's seeded one.
-    private struct Key: Hashable {
+    /// instead of hashing the name twice (issue 17), or once per connection for the channel it publishes on
+    /// (``ClientConnection/channelHash``). The hash is the standard library's seeded one (per process).
+    struct Key: Hashable {
         let name: String
         let hash: Int
 
         init(_ name: String) {
+            self.init(name, hash: Self.hash(of: name))
+        }
+
+        /// `name` with its hash, as ``hash(of:)`` gave it.
+        init(_ name: String, hash: Int) {
+            self.name = name
+            self.hash = hash
+        }
+
+        /// The hash a key for `name` carries.
+        static func hash(of name: String) -> Int {
             var hasher = Hasher()
             hasher.combine(name)
-            self.name = name
-            self.hash = hasher.finalize()
+            return hasher.finalize()
         }
 
         func hash(into hasher: inout Hasher) {
@@ -66,7 +77,12 @@ package final class ChannelRegistry: Sendable {
     /// Runs `body` on the channel under its shard's lock, creating the channel when asked, and forgets the
     /// channel afterwards if nothing refers to it any more.
     func locked<T>(_ name: String, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
-        let key = Key(name)
+        locked(Key(name), create: create, body)
+    }
+
+    /// ``locked(_:create:_:)`` with the name's hash already known.
+    func locked<T>(_ key: Key, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
+        let name = key.name
         return shard(key).channels.withLock { channels in
             var channel = channels[key]
             if channel == nil && create {

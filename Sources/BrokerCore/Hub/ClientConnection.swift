@@ -11,6 +11,9 @@ package final class ClientConnection: Sendable {
     package let id: UInt64
     /// The verified identity; publishing goes to the channel of the same name.
     package let identity: String
+    /// The identity's hash, as the channel registry looks channels up by: worked out once, not on every publish
+    /// (issue 17).
+    let channelHash: Int
     /// When the token expires, in seconds since the Unix epoch.
     package let expiresAt: Int64
     /// Set when the connection was opened with a watch link: it may watch that one donation and do nothing else.
@@ -27,6 +30,7 @@ package final class ClientConnection: Sendable {
     package init(id: UInt64, identity: String, expiresAt: Int64, watch: WatchScope? = nil, sink: any FrameSink, logger: Logger) {
         self.id = id
         self.identity = identity
+        self.channelHash = ChannelRegistry.Key.hash(of: identity)
         self.expiresAt = expiresAt
         self.watchLink = watch.map(WatchLinkBox.init)
         self.sink = sink

@@ -137,6 +137,12 @@ package final class Hub: Sendable {
         publisher.publish(as: identity, position: position)
     }
 
+    /// Publishes `position` on `connection`'s own channel, as ``publish(as:position:)`` with its identity, without
+    /// hashing the identity again (issue 17).
+    package func publish(from connection: ClientConnection, position: Position) -> Result<PublishOutcome, BrokerError> {
+        publisher.publish(on: ChannelRegistry.Key(connection.identity, hash: connection.channelHash), position: position)
+    }
+
     /// Subscribes `connection` if one of its identity's donations allows it (``Subscriptions``).
     /// - Returns: the refusal, or `nil` when subscribed.
     package func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {

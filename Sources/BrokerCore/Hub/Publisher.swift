@@ -30,8 +30,13 @@ struct Publisher: Sendable {
 
     /// Publishes a validated position on `identity`'s own channel.
     func publish(as identity: String, position: Position) -> Result<Hub.PublishOutcome, BrokerError> {
+        publish(on: ChannelRegistry.Key(identity), position: position)
+    }
+
+    /// ``publish(as:position:)`` on the channel `key` names, its hash already known (a connection's own channel).
+    func publish(on key: ChannelRegistry.Key, position: Position) -> Result<Hub.PublishOutcome, BrokerError> {
         let now = clock.now()
-        return registry.locked(identity, create: true) { channel -> Result<Hub.PublishOutcome, BrokerError> in
+        return registry.locked(key, create: true) { channel -> Result<Hub.PublishOutcome, BrokerError> in
             guard let channel else { return .failure(BrokerError(.internal, "channel unavailable")) }
             guard channel.bucket.take(now: now) else {
                 return .failure(BrokerError(.rateLimited, "publishing faster than \(settings.publishRate) positions per second (burst \(settings.publishBurst)); slow down"))

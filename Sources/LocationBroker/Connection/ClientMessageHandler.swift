@@ -89,7 +89,7 @@ final class ClientMessageHandler: Sendable {
             if let invalid = publish.position.validationError(now: clock.now()) {
                 return refuse(invalid, re: publish.id, to: connection)
             }
-            switch hub.publish(as: connection.identity, position: publish.position) {
+            switch hub.publish(from: connection, position: publish.position) {
             case .success(let outcome):
                 if let id = publish.id {
                     hub.reply(
