@@ -225,7 +225,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             guard life.isOpen else { return }
             let payload = frame.unmaskedPayload
             guard frame.opcode == .binary else {
-                guard payload.readableBytesView.isValidUTF8 else { return refuse(.notUTF8) }
+                guard payload.withUnsafeReadableBytes(\.isValidUTF8) else { return refuse(.notUTF8) }
                 return messages.handle(.text(payload), from: connection, budget: &errorBudget)
             }
             messages.handle(.binary(payload), from: connection, budget: &errorBudget)
@@ -366,15 +366,5 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         outbox.finish()
         messages.hub.disconnect(connection)
         connection.debug("websocket closed")
-    }
-}
-
-extension ByteBufferView {
-    /// Whether the bytes are valid UTF-8.
-    var isValidUTF8: Bool {
-        // The fast path: JSON from phones is almost always ASCII.
-        if allSatisfy({ $0 < 0x80 }) { return true }
-        return withContiguousStorageIfAvailable { String(validating: $0, as: UTF8.self) != nil }
-            ?? (String(validating: Array(self), as: UTF8.self) != nil)
     }
 }
