@@ -34,6 +34,15 @@ public struct ClientFrameDecoder: Sendable {
         return decodeStrictly(bytes)
     }
 
+    /// Decodes one frame from contiguous bytes, as the connection handler reads them: the fast path is entered
+    /// directly, without going through the generic `withContiguousStorageIfAvailable` (issue 17). Gives what the
+    /// generic `decode` gives for the same bytes.
+    public func decode(_ bytes: UnsafeRawBufferPointer) -> Result<ClientFrame, Rejection> {
+        let publish = bytes.withMemoryRebound(to: UInt8.self, PublishFastPath.parse)
+        if let publish { return .success(.publish(publish)) }
+        return decodeStrictly(bytes)
+    }
+
     /// Decodes one frame with Foundation's JSON decoder only, without the fast path for plain publishes.
     public func decodeStrictly(_ bytes: some Collection<UInt8>) -> Result<ClientFrame, Rejection> {
         let data = Data(bytes)

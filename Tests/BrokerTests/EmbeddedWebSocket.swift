@@ -104,6 +104,23 @@ final class EmbeddedWebSocket {
 
     /// Sends one frame as a client does: masked unless told otherwise.
     func send(_ opcode: UInt8, fin: Bool = true, _ payload: [UInt8] = [], masked: Bool = true) throws {
+        try channel.writeInbound(Self.frameBytes(opcode, fin: fin, payload, masked: masked))
+        channel.embeddedEventLoop.run()
+    }
+
+    /// Sends text frames in one socket read, as a client's burst arrives: NIO's decoder hands them over one by one.
+    func sendTextsInOneRead(_ payloads: [[UInt8]]) throws {
+        var bytes = ByteBuffer()
+        for payload in payloads {
+            var frame = Self.frameBytes(Self.text, fin: true, payload, masked: true)
+            bytes.writeBuffer(&frame)
+        }
+        try channel.writeInbound(bytes)
+        channel.embeddedEventLoop.run()
+    }
+
+    /// One frame's bytes as a client sends them.
+    private static func frameBytes(_ opcode: UInt8, fin: Bool, _ payload: [UInt8], masked: Bool) -> ByteBuffer {
         var frame = ByteBuffer()
         frame.writeInteger((fin ? 0x80 : 0) | opcode)
         let maskBit: UInt8 = masked ? 0x80 : 0
@@ -124,8 +141,7 @@ final class EmbeddedWebSocket {
         } else {
             frame.writeBytes(payload)
         }
-        try channel.writeInbound(frame)
-        channel.embeddedEventLoop.run()
+        return frame
     }
 
     func sendText(_ text: String, fin: Bool = true) throws {

@@ -93,6 +93,25 @@ final class PublishFastPathTests: XCTestCase {
         XCTAssertGreaterThan(accepted, 1_000)
     }
 
+    func testTheRawBytesEntryDecodesAsTheCollectionEntryDoes() {
+        var generator = SeededRandom(seed: 20_261_124)
+        let template = Array(#"{"type":"publish","id":"p-17","position":{"lat":-34.6037,"lon":-58.3816,"heading":271.5,"timestamp":1763757670000}}"#.utf8)
+        let alphabet = Array(#"{}:,"\ .-09ae"#.utf8)
+        var frames = [template, Array(#"{"type":"subscribe","id":"s","donation":"d-1"}"#.utf8), Array("{}".utf8), [], [0xC3, 0xA9]]
+        for _ in 0..<2_000 {
+            var bytes = template
+            let at = Int(generator.next() % UInt64(bytes.count))
+            bytes[at] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            frames.append(bytes)
+        }
+        for bytes in frames {
+            // The connection handler's bytes are not at the start of their buffer.
+            let padded = [0x20] + bytes
+            let raw = padded.withUnsafeBytes { decoder.decode(UnsafeRawBufferPointer(rebasing: $0.dropFirst())) }
+            XCTAssertEqual(raw, decoder.decode(bytes), String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
     func testDecimalNumbersReadToTheSameDoubleBothWays() {
         var generator = SeededRandom(seed: 7)
         for _ in 0..<5_000 {

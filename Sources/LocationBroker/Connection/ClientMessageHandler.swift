@@ -44,14 +44,24 @@ final class ClientMessageHandler: Sendable {
     /// Handles one complete message. `text` is valid UTF-8 (the caller checked it; invalid text closes with 1007).
     /// A connection that keeps sending invalid messages past its budget is closed with 4009.
     func handle(_ message: Message, from connection: ClientConnection, budget: inout TokenBucket) {
-        let refused: BrokerError?
         switch message {
         case .text(let text):
-            refused = handle(text.readableBytesView, from: connection)
+            text.withUnsafeReadableBytes { handle(text: $0, from: connection, budget: &budget) }
         case .binary:
             metrics.framesIn["invalid"]?.increment()
-            refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+            let refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+            charge(refused, from: connection, budget: &budget)
         }
+    }
+
+    /// Handles one complete text message read in place: `text` is valid UTF-8 (the caller checked it), and lives
+    /// only during the call (nothing is kept of it but the values and strings decoded from it, which copy).
+    func handle(text: UnsafeRawBufferPointer, from connection: ClientConnection, budget: inout TokenBucket) {
+        charge(handle(text, from: connection), from: connection, budget: &budget)
+    }
+
+    /// Charges a refused message to the connection's invalid-frame budget; past it the connection is closed (4009).
+    private func charge(_ refused: BrokerError?, from connection: ClientConnection, budget: inout TokenBucket) {
         // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
         if let refused, refused.code != .rateLimited, !budget.take(now: clock.now()) {
             closeForTooManyErrors(connection, reason: "too many invalid frames")
@@ -75,7 +85,7 @@ final class ClientMessageHandler: Sendable {
 
     /// Handles one text message.
     /// - Returns: the refusal sent back, if the message was refused.
-    private func handle(_ bytes: ByteBufferView, from connection: ClientConnection) -> BrokerError? {
+    private func handle(_ bytes: UnsafeRawBufferPointer, from connection: ClientConnection) -> BrokerError? {
         switch ClientFrameDecoder().decode(bytes) {
         case .failure(let rejection):
             metrics.framesIn["invalid"]?.increment()

@@ -15,14 +15,57 @@ extension WebSocketFrame {
         return payload
     }
 
+    /// Calls `body` with the payload unmasked, without copying the frame: unmasking `data` in place copies all of it
+    /// first (it shares its storage with NIO's read buffer, so it is never uniquely held), a malloc, a free and the
+    /// copy per frame. Instead the payload is unmasked as it is copied once into a scratch buffer of this call
+    /// (`withUnsafeTemporaryAllocation`: on the stack for a small frame, as a publish is; nothing kept per
+    /// connection or per loop). A frame without a mask key (a message its assembler joined) is read where it is;
+    /// one with extension data goes through ``unmaskedPayload``.
+    ///
+    /// The bytes live only during `body`: whatever it keeps must be copied out of them (the decoder builds values
+    /// and `String`s, which copy).
+    func withUnmaskedPayload<Value>(_ body: (UnsafeRawBufferPointer) throws -> Value) rethrows -> Value {
+        guard let key = maskKey, extensionData == nil else {
+            return try unmaskedPayload.withUnsafeReadableBytes(body)
+        }
+        return try data.withUnsafeReadableBytes { masked in
+            try withUnsafeTemporaryAllocation(byteCount: masked.count, alignment: 8) { scratch in
+                Self.unmask(masked, into: scratch, key: key)
+                return try body(UnsafeRawBufferPointer(scratch))
+            }
+        }
+    }
+
+    /// Writes `masked` XORed with `key` (repeated from its first byte) into `unmasked`, which is at least as long.
+    static func unmask(_ masked: UnsafeRawBufferPointer, into unmasked: UnsafeMutableRawBufferPointer, key: WebSocketMaskingKey) {
+        guard let source = masked.baseAddress, let target = unmasked.baseAddress else { return }
+        let count = masked.count
+        precondition(unmasked.count >= count, "the scratch buffer is shorter than the payload")
+        let word = keyWord(key)
+        var offset = 0
+        while offset + 8 <= count {
+            target.storeBytes(of: source.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ word, toByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        // Every step above is a multiple of 4, so the key starts again at its first byte here.
+        while offset < count {
+            target.storeBytes(of: masked[offset] ^ key[offset % 4], toByteOffset: offset, as: UInt8.self)
+            offset += 1
+        }
+    }
+
+    /// The key twice over, in memory order, so that one 8-byte XOR masks eight payload bytes.
+    private static func keyWord(_ key: WebSocketMaskingKey) -> UInt64 {
+        withUnsafeBytes(of: (key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3])) {
+            $0.loadUnaligned(as: UInt64.self)
+        }
+    }
+
     /// XORs `bytes` with `key` repeated from its first byte (RFC 6455 §5.3).
     static func unmask(_ bytes: UnsafeMutableRawBufferPointer, key: WebSocketMaskingKey) {
         guard let base = bytes.baseAddress else { return }
         let count = bytes.count
-        // The key twice over, in memory order, so that one 8-byte XOR masks eight payload bytes.
-        let word = withUnsafeBytes(of: (key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3])) {
-            $0.loadUnaligned(as: UInt64.self)
-        }
+        let word = keyWord(key)
         var offset = 0
         while offset + 8 <= count {
             let masked = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)

@@ -223,12 +223,14 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             noteQueuedClose(outbox)
             // After a close is asked for, the client's messages are no longer read.
             guard life.isOpen else { return }
-            let payload = frame.unmaskedPayload
             guard frame.opcode == .binary else {
-                guard payload.withUnsafeReadableBytes(\.isValidUTF8) else { return refuse(.notUTF8) }
-                return messages.handle(.text(payload), from: connection, budget: &errorBudget)
+                // Read where it is unmasked (a scratch copy for the call), not copied with the read buffer it shares.
+                return frame.withUnmaskedPayload { text in
+                    guard text.isValidUTF8 else { return refuse(.notUTF8) }
+                    messages.handle(text: text, from: connection, budget: &errorBudget)
+                }
             }
-            messages.handle(.binary(payload), from: connection, budget: &errorBudget)
+            messages.handle(.binary(frame.unmaskedPayload), from: connection, budget: &errorBudget)
         case .continuation:
             // The assembler joins fragments; it lets no continuation through.
             refuse(.unexpectedContinuation)
