@@ -48,7 +48,7 @@ final class ClientMessageHandler: Sendable {
         case .text(let text):
             text.withUnsafeReadableBytes { handle(text: $0, from: connection, budget: &budget) }
         case .binary:
-            metrics.framesIn["invalid"]?.increment()
+            metrics.framesIn.invalid.increment()
             let refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
             charge(refused, from: connection, budget: &budget)
         }
@@ -71,7 +71,7 @@ final class ClientMessageHandler: Sendable {
     /// Charges a frame that breaks a rule without a reply of its own (a ping beyond the ping rate) to the
     /// connection's invalid-frame budget; past it the connection is closed with 4009.
     func chargeInvalidFrame(from connection: ClientConnection, budget: inout TokenBucket, reason: String) {
-        metrics.framesIn["invalid"]?.increment()
+        metrics.framesIn.invalid.increment()
         if !budget.take(now: clock.now()) {
             closeForTooManyErrors(connection, reason: reason)
         }
@@ -88,10 +88,10 @@ final class ClientMessageHandler: Sendable {
     private func handle(_ bytes: UnsafeRawBufferPointer, from connection: ClientConnection) -> BrokerError? {
         switch ClientFrameDecoder().decode(bytes) {
         case .failure(let rejection):
-            metrics.framesIn["invalid"]?.increment()
+            metrics.framesIn.invalid.increment()
             return refuse(rejection.error, re: rejection.re, to: connection)
         case .success(.publish(let publish)):
-            metrics.framesIn["publish"]?.increment()
+            metrics.framesIn.publish.increment()
             if let watch = connection.watch { return refuse(watch.publishRefusal, re: publish.id, to: connection) }
             if let channel = publish.channel, channel != connection.identity {
                 return refuse(BrokerError(.forbidden, "you may publish only on your own channel, \(connection.identity)"), re: publish.id, to: connection)
@@ -111,10 +111,10 @@ final class ClientMessageHandler: Sendable {
                 return refuse(error, re: publish.id, to: connection)
             }
         case .success(.subscribe(let subscribe)):
-            metrics.framesIn["subscribe"]?.increment()
+            metrics.framesIn.subscribe.increment()
             return hub.subscribe(connection, subscribe).map { refuse($0, re: subscribe.id, to: connection) }
         case .success(.unsubscribe(let unsubscribe)):
-            metrics.framesIn["unsubscribe"]?.increment()
+            metrics.framesIn.unsubscribe.increment()
             return hub.unsubscribe(connection, unsubscribe).map { refuse($0, re: unsubscribe.id, to: connection) }
         }
     }

@@ -170,7 +170,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         // reset, a TLS failure) leaves nothing to answer.
         if let error = error as? NIOWebSocketError {
             answerDecoderError(error, context: context)
-            messages.metrics.framesIn["invalid"]?.increment()
+            messages.metrics.framesIn.invalid.increment()
         }
         logger.debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
@@ -266,7 +266,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// frame is counted as invalid.
     private func refuse(_ violation: WebSocketViolation) {
         guard case .serving(let connection, let outbox) = phase else { return }
-        messages.metrics.framesIn["invalid"]?.increment()
+        messages.metrics.framesIn.invalid.increment()
         connection.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
         outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
