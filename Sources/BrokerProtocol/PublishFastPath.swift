@@ -94,19 +94,54 @@ enum PublishFastPath {
 
         /// Where the contents of a string of printable ASCII without escapes lie, after optional whitespace.
         private mutating func rawString() -> Range<Int>? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
+            guard take(UInt8(ascii: "\"")), let base = bytes.baseAddress else { return nil }
             let start = index
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    index += 1
-                    return start..<(index - 1)
+            let count = bytes.count
+            var at = index
+            // Eight bytes at a time: the first that ends the string or is refused is found in the word at once.
+            while at + 8 <= count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self))
+                let found = Self.stopBytes(in: word)
+                if found == 0 {
+                    at += 8
+                    continue
                 }
-                // Escapes, control characters and non-ASCII are the strict decoder's.
-                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-                index += 1
+                at += found.trailingZeroBitCount / 8
+                return end(at: at, start: start)
+            }
+            while at < count {
+                let byte = base[at]
+                if byte != UInt8(ascii: "\""), byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") {
+                    at += 1
+                    continue
+                }
+                return end(at: at, start: start)
             }
             return nil
+        }
+
+        /// The string's end, if the byte at `at` (the first that is not plain printable ASCII) is its closing quote.
+        private mutating func end(at: Int, start: Int) -> Range<Int>? {
+            // Escapes, control characters and non-ASCII are the strict decoder's.
+            guard bytes[at] == UInt8(ascii: "\"") else { return nil }
+            index = at + 1
+            return start..<at
+        }
+
+        /// The high bit of each byte of `word` (its first byte the lowest) that is a quote, a backslash, a control
+        /// character or not ASCII (0x7F and above); above the lowest such byte, others may be marked too (a borrow or
+        /// a carry goes up), so only the lowest mark is exact.
+        private static func stopBytes(in word: UInt64) -> UInt64 {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            /// The bytes below `limit` (at most 0x80) of `value`.
+            func below(_ limit: UInt64, _ value: UInt64) -> UInt64 { (value &- ones &* limit) & ~value & highs }
+            let quotes = below(1, word ^ (ones &* 0x22))
+            let backslashes = below(1, word ^ (ones &* 0x5C))
+            let controls = below(0x20, word)
+            // A byte of 0x7F or more has its high bit set once one is added; only 0xFF carries, and it is marked.
+            let beyondASCII = ((word &+ ones) | word) & highs
+            return quotes | backslashes | controls | beyondASCII
         }
 
         /// Whether the bytes in `range` are exactly `literal`'s.

@@ -93,6 +93,63 @@ final class PublishFastPathTests: XCTestCase {
         XCTAssertGreaterThan(accepted, 1_000)
     }
 
+    func testEveryByteThatEndsOrBreaksAStringIsFoundWhereverItStands() {
+        // The string scan reads eight bytes at a time: a quote, a backslash, a control character or a byte beyond
+        // ASCII must be seen in any place of a word, in the bytes after the last whole word, and across words.
+        let stops: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x1F, 0x7F, 0x80, 0xC3, 0xFF]
+        var checked = 0
+        // The id first (read a word at a time), and last (its end in the frame's last bytes, read one by one).
+        let layouts = [
+            (#"{"type":"publish","id":""#, #"","position":{"lat":1.5,"lon":2,"timestamp":3}}"#),
+            (#"{"type":"publish","position":{"lat":1.5,"lon":2,"timestamp":3},"id":""#, #""}"#),
+        ]
+        for (before, after) in layouts {
+            for length in 0...24 {
+                for lead in 0...8 {
+                    // `lead` shifts where the string starts relative to the words.
+                    let prefix = Array(before.utf8)
+                    let suffix = Array(after.utf8)
+                    let padding = Array(repeating: UInt8(ascii: " "), count: lead)
+                    let plain = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                    let clean = padding + prefix + plain + suffix
+                    let read = clean.withUnsafeBufferPointer(PublishFastPath.parse)
+                    XCTAssertEqual(read?.id, String(decoding: plain, as: UTF8.self), "plain, length \(length), lead \(lead)")
+                    for position in 0..<length {
+                        for stop in stops {
+                            var id = plain
+                            id[position] = stop
+                            let bytes = padding + prefix + id + suffix
+                            let fast = bytes.withUnsafeBufferPointer(PublishFastPath.parse)
+                            // A quote ends the id early and leaves bytes that are not JSON; anything else is the strict
+                            // decoder's.
+                            XCTAssertNil(fast, "byte \(stop) at \(position) of \(length), lead \(lead)")
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(checked, 20_000)
+        // Keys go through the same scan: a stop byte in every place of each key.
+        for key in ["type", "position", "timestamp", "accuracy"] {
+            let frame = #"{"type":"publish","position":{"lat":1,"lon":2,"accuracy":3,"timestamp":4}}"#
+            XCTAssertNotNil(fast(frame))
+            for position in 0..<key.utf8.count {
+                for stop in stops where stop != 0x22 {
+                    var broken = Array(key.utf8)
+                    broken[position] = stop
+                    let text = Array(frame.utf8)
+                    let target = Array("\"\(key)\"".utf8)
+                    guard let at = (0...(text.count - target.count)).first(where: { Array(text[$0..<($0 + target.count)]) == target }) else {
+                        return XCTFail("no key \(key)")
+                    }
+                    let bytes = Array(text[..<(at + 1)]) + broken + Array(text[(at + 1 + broken.count)...])
+                    XCTAssertNil(bytes.withUnsafeBufferPointer(PublishFastPath.parse), "key \(key), byte \(stop) at \(position)")
+                }
+            }
+        }
+    }
+
     func testTheRawBytesEntryDecodesAsTheCollectionEntryDoes() {
         var generator = SeededRandom(seed: 20_261_124)
         let template = Array(#"{"type":"publish","id":"p-17","position":{"lat":-34.6037,"lon":-58.3816,"heading":271.5,"timestamp":1763757670000}}"#.utf8)
