@@ -14,7 +14,8 @@ import Foundation
 /// - it holds a non-ASCII character that compatibility mapping (NFKC) or case mapping turns into something
 ///   holding ASCII: KELVIN SIGN (`k`), fullwidth and mathematical letters, ligatures such as `ﬁ`, LONG S (`s`),
 ///   DOTLESS I (upper case `I`), SHARP S (upper case `SS`)...;
-/// - it is not in NFC (a decomposed `é` must be sent composed).
+/// - it is not in NFC (a decomposed `é` must be sent composed), or would not be once its ASCII letters are
+///   lower-cased (`H` + COMBINING MACRON BELOW is NFC, but `h` + that mark composes into U+1E96).
 public enum Identity {
     /// The longest identity the broker accepts, in bytes (the longest e-mail address SMTP allows is 254).
     public static let maximumLength = 254
@@ -56,7 +57,14 @@ public enum Identity {
         }
         var bytes = Array(raw.utf8)
         for index in bytes.indices where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] += 0x20 }
-        return .success(String(decoding: bytes, as: UTF8.self))
+        let canonical = String(decoding: bytes, as: UTF8.self)
+        // A capital letter and a mark that stay apart in NFC may compose once lower-cased (`H` + U+0331 is NFC,
+        // `h` + U+0331 is U+1E96): the canonical form must be NFC too, or it would be refused when sent back and
+        // compare equal (Swift's `==`) to a string of other bytes. Found by the donation fuzzer.
+        if !ascii, !canonical.unicodeScalars.elementsEqual(canonical.precomposedStringWithCanonicalMapping.unicodeScalars) {
+            return refuse("once its ASCII letters are lower-cased it is not in Unicode normalization form C (NFC): a letter and the combining mark after it would make one character")
+        }
+        return .success(canonical)
     }
 
     /// Why one non-ASCII scalar may not appear in an identity, or `nil` when it may.

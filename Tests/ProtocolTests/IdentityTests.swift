@@ -56,6 +56,30 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(decomposed, "Jos\u{E9}@x.org")
     }
 
+    /// Found by the donation fuzzer (`"donor":"02H\u{331}-FO>"`): `H` + COMBINING MACRON BELOW is NFC (there is no
+    /// capital H with line below), but lower-cased it is `h` + U+0331, which composes into U+1E96: the canonical form
+    /// was not in NFC, so it was refused when sent back, and Swift's `==` called it equal to another string.
+    func testAnIdentityWhoseLowerCasedLetterWouldComposeWithTheMarkAfterItIsRefused() {
+        XCTAssertEqual(
+            refusal("02H\u{331}-fo@x.org"),
+            "once its ASCII letters are lower-cased it is not in Unicode normalization form C (NFC): a letter and the combining mark after it would make one character")
+    }
+
+    /// The canonical form is what the broker stores and sends back: it must be accepted again, unchanged, whatever
+    /// upper-case ASCII letter stands before whatever combining mark.
+    func testTheCanonicalFormIsAcceptedAgainUnchanged() {
+        var accepted = 0
+        for letter in UInt8(ascii: "A")...UInt8(ascii: "Z") {
+            for mark in 0x300...0x36F {
+                let raw = "x" + String(UnicodeScalar(letter)) + String(UnicodeScalar(UInt32(mark))!) + "@x.org"
+                guard case .success(let canonical) = Identity.canonicalize(raw) else { continue }
+                accepted += 1
+                XCTAssertEqual(try? Identity.canonicalize(canonical).get(), canonical, raw.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
+            }
+        }
+        XCTAssertGreaterThan(accepted, 0, "no identity of this form is accepted at all: the test checks nothing")
+    }
+
     func testDonationIdentitiesGoThroughTheSameRules() {
         let home = Home(lat: -34.6, lon: -58.4)
         func message(donor: String, volunteer: String? = nil) -> String? {
