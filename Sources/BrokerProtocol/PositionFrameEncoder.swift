@@ -273,18 +273,12 @@ public enum PositionFrameEncoder {
             return false
         }
 
-        /// Whether a byte of `word` is below 0x20, a quote or a backslash ("has less" and "has zero byte" from
-        /// Sean Anderson's bit twiddling hacks: a byte's high bit survives only where one is).
+        /// Whether a byte of `word` is below 0x20, a quote or a backslash (``ByteWord``: exact for "any byte").
         @inline(__always)
         private static func wordNeedsEscape(_ word: UInt64) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let control = (word &- ones &* 0x20) & ~word & highs
-            let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-            let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-            let quote = (quotes &- ones) & ~quotes & highs
-            let backslash = (backslashes &- ones) & ~backslashes & highs
-            return (control | quote | backslash) != 0
+            let marks = ByteWord.below(0x20, in: word) | ByteWord.equal(to: UInt8(ascii: "\""), in: word)
+                | ByteWord.equal(to: UInt8(ascii: "\\"), in: word)
+            return marks != 0
         }
 
         private mutating func escape(_ byte: UInt8) {

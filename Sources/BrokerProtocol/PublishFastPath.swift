@@ -132,15 +132,11 @@ enum PublishFastPath {
         /// character or not ASCII (0x7F and above); above the lowest such byte, others may be marked too (a borrow or
         /// a carry goes up), so only the lowest mark is exact.
         private static func stopBytes(in word: UInt64) -> UInt64 {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            /// The bytes below `limit` (at most 0x80) of `value`.
-            func below(_ limit: UInt64, _ value: UInt64) -> UInt64 { (value &- ones &* limit) & ~value & highs }
-            let quotes = below(1, word ^ (ones &* 0x22))
-            let backslashes = below(1, word ^ (ones &* 0x5C))
-            let controls = below(0x20, word)
+            let quotes = ByteWord.equal(to: UInt8(ascii: "\""), in: word)
+            let backslashes = ByteWord.equal(to: UInt8(ascii: "\\"), in: word)
+            let controls = ByteWord.below(0x20, in: word)
             // A byte of 0x7F or more has its high bit set once one is added; only 0xFF carries, and it is marked.
-            let beyondASCII = ((word &+ ones) | word) & highs
+            let beyondASCII = ((word &+ ByteWord.ones) | word) & ByteWord.highs
             return quotes | backslashes | controls | beyondASCII
         }
 

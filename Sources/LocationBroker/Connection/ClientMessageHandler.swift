@@ -25,12 +25,6 @@ final class ClientMessageHandler: Sendable {
         self.invalidFramesPerMinute = invalidFramesPerMinute
     }
 
-    /// A complete client message, unmasked (fragments joined by the connection's `ClientFrameAssembler`).
-    enum Message {
-        case text(ByteBuffer)
-        case binary(ByteBuffer)
-    }
-
     /// A new connection's budget of invalid frames.
     func errorBudget() -> TokenBucket {
         TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: clock.now())
@@ -41,21 +35,17 @@ final class ClientMessageHandler: Sendable {
         hub.reply(.welcome(.init(identity: connection.identity, heartbeat: heartbeatSeconds)), to: connection)
     }
 
-    /// Handles one complete message. `text` is valid UTF-8 (the caller checked it; invalid text closes with 1007).
-    /// A connection that keeps sending invalid messages past its budget is closed with 4009.
-    func handle(_ message: Message, from connection: ClientConnection, budget: inout TokenBucket) {
-        switch message {
-        case .text(let text):
-            text.withUnsafeReadableBytes { handle(text: $0, from: connection, budget: &budget) }
-        case .binary:
-            metrics.framesIn.invalid.increment()
-            let refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
-            charge(refused, from: connection, budget: &budget)
-        }
+    /// Refuses a binary message (the protocol is JSON text) without reading it, and charges it to the connection's
+    /// invalid-frame budget; past it the connection is closed with 4009.
+    func refuseBinary(from connection: ClientConnection, budget: inout TokenBucket) {
+        metrics.framesIn.invalid.increment()
+        let refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
+        charge(refused, from: connection, budget: &budget)
     }
 
-    /// Handles one complete text message read in place: `text` is valid UTF-8 (the caller checked it), and lives
-    /// only during the call (nothing is kept of it but the values and strings decoded from it, which copy).
+    /// Handles one complete text message read in place: `text` is valid UTF-8 (the caller checked it; invalid text
+    /// closes with 1007), and lives only during the call (nothing is kept of it but the values and strings decoded
+    /// from it, which copy). A connection that keeps sending invalid messages past its budget is closed with 4009.
     func handle(text: UnsafeRawBufferPointer, from connection: ClientConnection, budget: inout TokenBucket) {
         charge(handle(text, from: connection), from: connection, budget: &budget)
     }

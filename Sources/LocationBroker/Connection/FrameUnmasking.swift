@@ -2,31 +2,19 @@ import NIOCore
 import NIOWebSocket
 
 extension WebSocketFrame {
-    /// The payload with the client's mask removed, as `unmaskedData` gives it, eight bytes at a time: NIO's
-    /// unmasking goes byte by byte with an index check each (about 27 instructions a byte, a tenth of a
-    /// volunteer's whole publish). A frame without a mask key is returned as it is; one with extension data
-    /// (never negotiated by the broker) goes to NIO's, which masks the two together.
-    var unmaskedPayload: ByteBuffer {
-        guard let key = maskKey, extensionData == nil else { return unmaskedData }
-        var payload = data
-        payload.withUnsafeMutableReadableBytes { bytes in
-            Self.unmask(bytes, key: key)
-        }
-        return payload
-    }
-
     /// Calls `body` with the payload unmasked, without copying the frame: unmasking `data` in place copies all of it
     /// first (it shares its storage with NIO's read buffer, so it is never uniquely held), a malloc, a free and the
     /// copy per frame. Instead the payload is unmasked as it is copied once into a scratch buffer of this call
     /// (`withUnsafeTemporaryAllocation`: on the stack for a small frame, as a publish is; nothing kept per
     /// connection or per loop). A frame without a mask key (a message its assembler joined) is read where it is;
-    /// one with extension data goes through ``unmaskedPayload``.
+    /// one with extension data (never negotiated by the broker) goes through NIO's `unmaskedData`, which unmasks
+    /// the two together.
     ///
     /// The bytes live only during `body`: whatever it keeps must be copied out of them (the decoder builds values
     /// and `String`s, which copy).
     func withUnmaskedPayload<Value>(_ body: (UnsafeRawBufferPointer) throws -> Value) rethrows -> Value {
         guard let key = maskKey, extensionData == nil else {
-            return try unmaskedPayload.withUnsafeReadableBytes(body)
+            return try unmaskedData.withUnsafeReadableBytes(body)
         }
         return try data.withUnsafeReadableBytes { masked in
             try withUnsafeTemporaryAllocation(byteCount: masked.count, alignment: 8) { scratch in
@@ -61,21 +49,10 @@ extension WebSocketFrame {
         }
     }
 
-    /// XORs `bytes` with `key` repeated from its first byte (RFC 6455 §5.3).
+    /// XORs `bytes` with `key` repeated from its first byte (RFC 6455 §5.3), in place (a fragment the assembler
+    /// keeps).
     static func unmask(_ bytes: UnsafeMutableRawBufferPointer, key: WebSocketMaskingKey) {
-        guard let base = bytes.baseAddress else { return }
-        let count = bytes.count
-        let word = keyWord(key)
-        var offset = 0
-        while offset + 8 <= count {
-            let masked = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            base.storeBytes(of: masked ^ word, toByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        // Every step above is a multiple of 4, so the key starts again at its first byte here.
-        while offset < count {
-            bytes[offset] ^= key[offset % 4]
-            offset += 1
-        }
+        // Each word is read before it is written over: the copying unmask works on one buffer too.
+        unmask(UnsafeRawBufferPointer(bytes), into: bytes, key: key)
     }
 }

@@ -234,7 +234,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
                     messages.handle(text: text, from: connection, budget: &errorBudget)
                 }
             }
-            messages.handle(.binary(frame.unmaskedPayload), from: connection, budget: &errorBudget)
+            messages.refuseBinary(from: connection, budget: &errorBudget)
         case .continuation:
             // The assembler joins fragments; it lets no continuation through.
             refuse(.unexpectedContinuation)
