@@ -91,8 +91,8 @@ final class EmbeddedWebSocket {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
-        // What the upgrade puts before the broker's handler: NIO's frame encoder and decoder.
-        try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
+        // What the upgrade puts before the broker's handler: NIO's frame encoder.
+        try BrokerServerChannel.addFrameEncoder(to: pipeline)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
             maxMessageBytes: maxMessageBytes, logger: logger)
@@ -108,7 +108,7 @@ final class EmbeddedWebSocket {
         channel.embeddedEventLoop.run()
     }
 
-    /// Sends text frames in one socket read, as a client's burst arrives: NIO's decoder hands them over one by one.
+    /// Sends text frames in one socket read, as a client's burst arrives: the handler reads them one by one.
     func sendTextsInOneRead(_ payloads: [[UInt8]]) throws {
         var bytes = ByteBuffer()
         for payload in payloads {
@@ -119,8 +119,17 @@ final class EmbeddedWebSocket {
         channel.embeddedEventLoop.run()
     }
 
+    /// Sends `bytes` in reads of `readSize` bytes each, as a slow network hands a client's bytes over.
+    func sendSplit(_ bytes: ByteBuffer, readSize: Int) throws {
+        var bytes = bytes
+        while let read = bytes.readSlice(length: min(readSize, bytes.readableBytes)), read.readableBytes > 0 {
+            try channel.writeInbound(read)
+            channel.embeddedEventLoop.run()
+        }
+    }
+
     /// One frame's bytes as a client sends them.
-    private static func frameBytes(_ opcode: UInt8, fin: Bool, _ payload: [UInt8], masked: Bool) -> ByteBuffer {
+    static func frameBytes(_ opcode: UInt8, fin: Bool, _ payload: [UInt8], masked: Bool) -> ByteBuffer {
         var frame = ByteBuffer()
         frame.writeInteger((fin ? 0x80 : 0) | opcode)
         let maskBit: UInt8 = masked ? 0x80 : 0

@@ -32,7 +32,9 @@ final class IdleConnectionFootprintTests: XCTestCase {
         // Before issue 17 (heaptrack, release build, bytes asked of the allocator): the handler 329 (344 given),
         // plus a scheduled heartbeat (~260 in four allocations), the outbox 192 plus two closures of 56, the
         // connection 136 plus its one-entry subscription dictionary, 136.
-        XCTAssertLessThanOrEqual(allocated(handler), 184, "the handler")
+        // 200 (184 before) since the handler reads frames itself (its ``ClientFrameReader``, one word): NIO's decoder
+        // handler it replaces cost 344 (its `ByteToMessageHandler` 184, its decoder 56, its pipeline context 104).
+        XCTAssertLessThanOrEqual(allocated(handler), 200, "the handler")
         XCTAssertLessThanOrEqual(allocated(connection), 136, "the connection")
         XCTAssertLessThanOrEqual(allocated(outbox), 200, "the outbox")
     }

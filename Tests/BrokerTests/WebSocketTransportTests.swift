@@ -283,6 +283,43 @@ final class WebSocketTransportTests: XCTestCase {
         }
     }
 
+    func testMessagesSplitAnywhereBetweenReadsAreEachAnsweredOnce() throws {
+        // Each answer is a refusal (an unknown donation): a budget that lets all of them through.
+        let socket = try welcomed { try Socket(invalidFramesPerMinute: 1_000) }
+        defer { socket.stop() }
+        // Three messages in one stream, cut into reads of every size from one byte: each answered once, in order.
+        var stream = ByteBuffer()
+        for id in ["s1", "s2", "s3"] {
+            var frame = Socket.frameBytes(Socket.text, fin: true, Array(unknownDonation.replacingOccurrences(of: "s1", with: id).utf8), masked: true)
+            stream.writeBuffer(&frame)
+        }
+        for readSize in [1, 2, 3, 7, 50, 61, 200] {
+            try socket.sendSplit(stream, readSize: readSize)
+            let answers = try socket.frames().map(\.text).filter { $0.contains(#""re":"#) }
+            XCTAssertEqual(answers.count, 3, "reads of \(readSize) bytes: \(answers)")
+            for (answer, id) in zip(answers, ["s1", "s2", "s3"]) { XCTAssertTrue(answer.contains(#""re":"\#(id)""#), "reads of \(readSize) bytes") }
+        }
+        XCTAssertTrue(socket.isOpen)
+    }
+
+    func testAFrameAnnouncedOverTheSizeIsRefusedOnItsHeaderAndNothingAfterItIsRead() throws {
+        let socket = try welcomed()
+        defer { socket.stop() }
+        // A header announcing 1 TiB, then a message in the same read: the header alone is refused with 1009.
+        var bytes = ByteBuffer(bytes: [0x81, 0x80 | 127])
+        bytes.writeInteger(UInt64(1) << 40)
+        bytes.writeBytes([1, 2, 3, 4])
+        var message = Socket.frameBytes(Socket.text, fin: true, Array(unknownDonation.utf8), masked: true)
+        bytes.writeBuffer(&message)
+        try socket.channel.writeInbound(bytes)
+        socket.channel.embeddedEventLoop.run()
+        let frames = try socket.frames()
+        XCTAssertEqual(onlyClose(frames)?.code, 1009)
+        XCTAssertFalse(frames.contains { $0.text.contains(#""re":"s1""#) }, "nothing after the refused header is read")
+        XCTAssertFalse(socket.isOpen)
+        XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames), 1, "counted")
+    }
+
     func testAMessageInAsManyFragmentsAsAllowedIsServed() throws {
         let socket = try welcomed()
         defer { socket.stop() }

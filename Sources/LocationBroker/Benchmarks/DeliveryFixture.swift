@@ -32,7 +32,7 @@ public final class DeliveryFixture: Sendable {
         donorCount = donors
     }
 
-    /// Adds to `pipeline` what an upgrade adds for donor `index` (NIO's frame codec, then the broker's handlers),
+    /// Adds to `pipeline` what an upgrade adds for donor `index` (NIO's frame encoder, then the broker's handler),
     /// below which the caller's handlers stand for the socket. The channel must be active.
     public func serve(donor index: Int, on pipeline: ChannelPipeline.SynchronousOperations) throws {
         try serve(BenchmarkScene.donor(index), on: pipeline)
@@ -44,7 +44,7 @@ public final class DeliveryFixture: Sendable {
     }
 
     private func serve(_ identity: String, on pipeline: ChannelPipeline.SynchronousOperations) throws {
-        try BrokerServerChannel.addWebSocketCodec(to: pipeline, maxFrameBytes: maxMessageBytes)
+        try BrokerServerChannel.addFrameEncoder(to: pipeline)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: identity, expiresAt: .max / 2000),
             maxMessageBytes: maxMessageBytes, logger: logger)

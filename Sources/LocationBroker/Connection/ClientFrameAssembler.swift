@@ -41,6 +41,9 @@ struct ClientFrameAssembler {
 
     private var partial: Partial?
 
+    /// Whether a message is being joined: a new one would be refused.
+    var isJoining: Bool { partial != nil }
+
     /// What is kept of the message being joined, if one is: its bytes so far.
     var keptBytes: ByteBuffer? { partial?.bytes }
 

@@ -16,11 +16,17 @@ extension WebSocketFrame {
         guard let key = maskKey, extensionData == nil else {
             return try unmaskedData.withUnsafeReadableBytes(body)
         }
-        return try data.withUnsafeReadableBytes { masked in
-            try withUnsafeTemporaryAllocation(byteCount: masked.count, alignment: 8) { scratch in
-                Self.unmask(masked, into: scratch, key: key)
-                return try body(UnsafeRawBufferPointer(scratch))
-            }
+        return try data.withUnsafeReadableBytes { masked in try Self.withUnmasked(masked, key: key, body) }
+    }
+
+    /// Calls `body` with `masked` unmasked with `key` into a scratch buffer of this call (on the stack for a small
+    /// payload), as ``withUnmaskedPayload(_:)`` does for a frame's.
+    static func withUnmasked<Value>(
+        _ masked: UnsafeRawBufferPointer, key: WebSocketMaskingKey, _ body: (UnsafeRawBufferPointer) throws -> Value
+    ) rethrows -> Value {
+        try withUnsafeTemporaryAllocation(byteCount: masked.count, alignment: 8) { scratch in
+            unmask(masked, into: scratch, key: key)
+            return try body(UnsafeRawBufferPointer(scratch))
         }
     }
 

@@ -8,15 +8,15 @@ import NIOWebSocket
 /// actor per connection, so an idle donor costs little more than its socket, and a message is handled where it
 /// is read.
 ///
-/// The whole pipeline is NIO's frame encoder, its frame decoder and this handler
+/// The whole pipeline is NIO's frame encoder and this handler
 /// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): every read walks every handler, so
-/// what handlers of their own did before is done here (issue 17): each frame the client sends shows it is there
-/// (the heartbeat's "client was heard", a fragment included), then its ``ClientFrameAssembler`` takes it: masking
-/// (1002), fragments (1002) and the message size (1009). Then
-/// this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
-/// ``WebSocketConnectionStateMachine`` decides and this handler only performs. Frame-level violations the NIO
-/// decoder finds itself (a fragmented or oversized control frame, an oversized frame) are answered here as NIO's
-/// `WebSocketProtocolErrorHandler` answers them (``answerDecoderError(_:context:)``).
+/// what handlers of their own did before is done here (issue 17). The handler reads the socket's bytes itself
+/// (``ClientFrameReader``, with the rules of NIO's frame decoder, which it replaces). Each frame the client sends shows it is there (the heartbeat's "client was heard", a
+/// fragment included), then its ``ClientFrameAssembler`` takes it: masking (1002), fragments (1002) and the
+/// message size (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// ``WebSocketConnectionStateMachine`` decides and this handler only performs. A frame whose header breaks the
+/// decoder's rules (a fragmented or oversized control frame, an oversized frame) is answered as NIO's
+/// `WebSocketProtocolErrorHandler` answers it (``answerDecoderError(_:context:)``), and nothing more is read.
 ///
 /// Frames to the client, pongs and pings included, go through the connection's ``Outbox`` (its sink) and
 /// ``SocketWriter``, so they are bounded like positions; only the echo of a client's close is written here.
@@ -28,7 +28,7 @@ import NIOWebSocket
 /// connection (the identity, the logger) is dropped once the connection is open, and its heartbeat and close
 /// grace are entries of its event loop's ``ConnectionTimers`` lists, carried inside the handler.
 final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler, TimedConnection {
-    typealias InboundIn = WebSocketFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
@@ -66,6 +66,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     // instructions (issue 17: five per publish), and none can overlap another access to the same field: each is
     // private, touched only on the channel's event loop by this handler's own methods, and only `errorBudget` is
     // held across a call out (`messages.handle`), whose hub and outboxes never come back to it.
+    /// Reads the client's frames out of the socket's bytes; keeps the start of a frame split between reads.
+    @exclusivity(unchecked) private var reader = ClientFrameReader()
     /// Takes every frame the client sends first: masked, joined.
     @exclusivity(unchecked) private var assembler = ClientFrameAssembler()
     @exclusivity(unchecked) private var phase: Phase
@@ -86,8 +88,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// handler stays in its allocator size class (`max_frame_bytes` is at most 1 MiB).
     private let maxMessageBytes: Int32
 
-    /// Adds the broker's handler to an upgraded WebSocket's pipeline, after NIO's frame encoder and decoder (and
-    /// nothing else: this handler answers the decoder's errors itself).
+    /// Adds the broker's handler to an upgraded WebSocket's pipeline, after NIO's frame encoder (and nothing else:
+    /// this handler reads the client's frames itself).
     static func addHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, messages: ClientMessageHandler, identity: VerifiedIdentity, maxMessageBytes: Int,
         logger: Logger, closeGrace: TimeAmount = WebSocketConnectionStateMachine.closeGrace
@@ -170,8 +172,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIO's frame errors are answered with a close frame and counted as invalid frames; anything else (a
-        // reset, a TLS failure) leaves nothing to answer.
+        // Frame errors (the reader's) are answered with a close frame and counted as invalid
+        // frames; anything else (a reset, a TLS failure) leaves nothing to answer.
         if let error = error as? NIOWebSocketError {
             answerDecoderError(error, context: context)
             messages.metrics.framesIn.invalid.increment()
@@ -200,9 +202,44 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        do {
+            try reader.read(unwrapInboundIn(data), maxFrameBytes: Int(maxMessageBytes), allocator: context.channel.allocator) { header, bytes in
+                handle(header, in: bytes, context: context)
+                // A frame can close the socket (a close echoed, a refusal): what follows it is not read.
+                return self.context != nil
+            }
+        } catch {
+            // A frame's header broke the frame rules (NIO's decoder's): answered as that decoder's errors were;
+            // the reader reads nothing more.
+            errorCaught(context: context, error: error)
+        }
+    }
+
+    /// The frame whose header is `header`, whole at `bytes`' reader index.
+    private func handle(_ header: ClientFrameHeader, in bytes: ByteBuffer, context: ChannelHandlerContext) {
+        // As nearly every message comes: one whole, masked text frame, with no message being joined. It is read
+        // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice).
+        guard header.firstByte == 0x81, let key = header.maskKey, !assembler.isJoining else {
+            return handle(header.frame(in: bytes), context: context)
+        }
+        clientWasHeard = true
+        guard case .serving(let connection, let outbox) = phase, let drains = writer?.loopDrains else { return }
+        drains.readBegan()
+        defer { drains.readEnded() }
+        noteQueuedClose(outbox)
+        // After a close is asked for, the client's messages are no longer read.
+        guard life.isOpen else { return }
+        bytes.withUnsafeReadableBytes { raw in
+            WebSocketFrame.withUnmasked(UnsafeRawBufferPointer(rebasing: raw[header.headerBytes..<header.frameBytes]), key: key) { text in
+                handleText(text, from: connection)
+            }
+        }
+    }
+
+    /// Any frame, as read: a control frame, a fragment, a frame that breaks a rule.
+    private func handle(_ read: WebSocketFrame, context: ChannelHandlerContext) {
         clientWasHeard = true
         let frame: WebSocketFrame
-        let read = unwrapInboundIn(data)
         switch assembler.take(read, maxFragments: Self.maxFragments, maxBytes: Int(maxMessageBytes), allocator: context.channel.allocator) {
         case .frame(let whole): frame = whole
         case .kept: return
@@ -229,10 +266,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             guard life.isOpen else { return }
             guard frame.opcode == .binary else {
                 // Read where it is unmasked (a scratch copy for the call), not copied with the read buffer it shares.
-                return frame.withUnmaskedPayload { text in
-                    guard text.isValidUTF8 else { return refuse(.notUTF8) }
-                    messages.handle(text: text, from: connection, budget: &errorBudget)
-                }
+                return frame.withUnmaskedPayload { text in handleText(text, from: connection) }
             }
             messages.refuseBinary(from: connection, budget: &errorBudget)
         case .continuation:
@@ -241,6 +275,12 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         default:
             refuse(.unknownOpcode)
         }
+    }
+
+    /// A whole text message, unmasked: UTF-8 (1007), then the message.
+    private func handleText(_ text: UnsafeRawBufferPointer, from connection: ClientConnection) {
+        guard text.isValidUTF8 else { return refuse(.notUTF8) }
+        messages.handle(text: text, from: connection, budget: &errorBudget)
     }
 
     /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the

@@ -80,7 +80,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     return identity
                 },
                 installWebSocket: { [messages, webSocket] pipeline, identity in
-                    try Self.addWebSocketCodec(to: pipeline, maxFrameBytes: webSocket.maxFrameBytes)
+                    try Self.addFrameEncoder(to: pipeline)
                     try WebSocketConnectionHandler.addHandlers(
                         to: pipeline, messages: messages, identity: identity, maxMessageBytes: webSocket.maxFrameBytes, logger: logger)
                 },
@@ -96,12 +96,10 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
-    /// What NIO's WebSocket upgrader puts before the broker's handler (its frame encoder and decoder, without its
-    /// protocol error handler: ``WebSocketConnectionHandler`` answers the decoder's errors), for an upgrade made by
-    /// hand.
-    static func addWebSocketCodec(to pipeline: ChannelPipeline.SynchronousOperations, maxFrameBytes: Int) throws {
+    /// What the broker's handler needs before it in an upgraded pipeline: NIO's frame encoder (the handler reads
+    /// the client's frames itself, ``ClientFrameHeader``), for an upgrade made by hand.
+    static func addFrameEncoder(to pipeline: ChannelPipeline.SynchronousOperations) throws {
         try pipeline.addHandler(WebSocketFrameEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameBytes)))
     }
 
     /// NIO's HTTP/1.1 pipeline with its WebSocket upgrader: the API, refused upgrades, watch links, and every
@@ -111,8 +109,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         // Carries the identity from the upgrade decision to the upgraded pipeline of this channel.
         let upgradedIdentity = NIOLockedValueBox<VerifiedIdentity?>(nil)
         let refused = NIOLockedValueBox<(request: HTTPRequest, reason: WebSocketEndpoint.Refusal?)?>(nil)
-        let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
-            maxFrameSize: webSocket.maxFrameBytes, enableAutomaticErrorHandling: false,
+        let upgrader = FrameReadingWebSocketUpgrader<UpgradeResult>(
             shouldUpgrade: { channel, head in
                 guard let request = try? HTTPRequest(head, secure: false, splitCookie: false) else {
                     return channel.eventLoop.makeSucceededFuture(nil)
