@@ -48,7 +48,7 @@ final class ClientFrameReaderTests: XCTestCase {
         var outcome = Outcome()
         for (index, read) in reads.enumerated() {
             do {
-                try reader.read(read, maxFrameBytes: Self.maxFrameBytes, allocator: ByteBufferAllocator()) { header, bytes in
+                try reader.read(read, maxFrameBytes: Self.maxFrameBytes) { header, bytes in
                     outcome.frames.append(header.frame(in: bytes))
                     return true
                 }
@@ -120,7 +120,7 @@ final class ClientFrameReaderTests: XCTestCase {
         bytes.writeBytes(Self.frame(first: 0x81, payload: Array("{".utf8), key: [2, 2, 2, 2]).prefix(3))
         var reader = ClientFrameReader()
         var handed = 0
-        try reader.read(bytes, maxFrameBytes: Self.maxFrameBytes, allocator: ByteBufferAllocator()) { _, _ in
+        try reader.read(bytes, maxFrameBytes: Self.maxFrameBytes) { _, _ in
             handed += 1
             return false
         }

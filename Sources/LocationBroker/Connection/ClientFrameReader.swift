@@ -43,7 +43,7 @@ struct ClientFrameReader {
     /// - Throws: NIO's decoder's error for the first frame that breaks its rules (the frames before it were
     ///   handed over); nothing is kept, and nothing is read from then on.
     mutating func read(
-        _ incoming: ByteBuffer, maxFrameBytes: Int, allocator: ByteBufferAllocator, _ body: (ClientFrameHeader, ByteBuffer) -> Bool
+        _ incoming: ByteBuffer, maxFrameBytes: Int, _ body: (ClientFrameHeader, ByteBuffer) -> Bool
     ) throws(NIOWebSocketError) {
         var bytes: ByteBuffer
         let box: Kept?
@@ -77,7 +77,9 @@ struct ClientFrameReader {
             box.bytes = bytes
             state = .keeping(box)
         } else {
-            var copy = allocator.buffer(capacity: bytes.readableBytes)
+            // The broker's own memory (the channel's allocator is the default one too); asked for only here, not on
+            // every read.
+            var copy = ByteBufferAllocator().buffer(capacity: bytes.readableBytes)
             copy.writeImmutableBuffer(bytes)
             state = .keeping(Kept(copy))
         }

@@ -16,43 +16,51 @@ extension WebSocketFrame {
         guard let key = maskKey, extensionData == nil else {
             return try unmaskedData.withUnsafeReadableBytes(body)
         }
-        return try data.withUnsafeReadableBytes { masked in try Self.withUnmasked(masked, key: key, body) }
+        return try data.withUnsafeReadableBytes { masked in try Self.withUnmasked(masked, keyBytes: Self.keyBytes(key), body) }
     }
 
-    /// Calls `body` with `masked` unmasked with `key` into a scratch buffer of this call (on the stack for a small
-    /// payload), as ``withUnmaskedPayload(_:)`` does for a frame's.
+    /// Calls `body` with `masked` unmasked with the key `keyBytes` (its four bytes as they lie in memory) into a
+    /// scratch buffer of this call (on the stack for a small payload), as ``withUnmaskedPayload(_:)`` does for a
+    /// frame's.
     static func withUnmasked<Value>(
-        _ masked: UnsafeRawBufferPointer, key: WebSocketMaskingKey, _ body: (UnsafeRawBufferPointer) throws -> Value
+        _ masked: UnsafeRawBufferPointer, keyBytes: UInt32, _ body: (UnsafeRawBufferPointer) throws -> Value
     ) rethrows -> Value {
         try withUnsafeTemporaryAllocation(byteCount: masked.count, alignment: 8) { scratch in
-            unmask(masked, into: scratch, key: key)
+            unmask(masked, into: scratch, keyBytes: keyBytes)
             return try body(UnsafeRawBufferPointer(scratch))
         }
     }
 
     /// Writes `masked` XORed with `key` (repeated from its first byte) into `unmasked`, which is at least as long.
     static func unmask(_ masked: UnsafeRawBufferPointer, into unmasked: UnsafeMutableRawBufferPointer, key: WebSocketMaskingKey) {
+        unmask(masked, into: unmasked, keyBytes: keyBytes(key))
+    }
+
+    /// Writes `masked` XORed with the key `keyBytes` (its four bytes as they lie in memory, repeated from the
+    /// first) into `unmasked`, which is at least as long.
+    static func unmask(_ masked: UnsafeRawBufferPointer, into unmasked: UnsafeMutableRawBufferPointer, keyBytes: UInt32) {
         guard let source = masked.baseAddress, let target = unmasked.baseAddress else { return }
         let count = masked.count
         precondition(unmasked.count >= count, "the scratch buffer is shorter than the payload")
-        let word = keyWord(key)
+        // The key twice over, in memory order, so that one 8-byte XOR masks eight payload bytes.
+        let word = withUnsafeBytes(of: (keyBytes, keyBytes)) { $0.loadUnaligned(as: UInt64.self) }
         var offset = 0
         while offset + 8 <= count {
             target.storeBytes(of: source.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ word, toByteOffset: offset, as: UInt64.self)
             offset += 8
         }
         // Every step above is a multiple of 4, so the key starts again at its first byte here.
-        while offset < count {
-            target.storeBytes(of: masked[offset] ^ key[offset % 4], toByteOffset: offset, as: UInt8.self)
-            offset += 1
+        withUnsafeBytes(of: keyBytes) { key in
+            while offset < count {
+                target.storeBytes(of: masked[offset] ^ key[offset % 4], toByteOffset: offset, as: UInt8.self)
+                offset += 1
+            }
         }
     }
 
-    /// The key twice over, in memory order, so that one 8-byte XOR masks eight payload bytes.
-    private static func keyWord(_ key: WebSocketMaskingKey) -> UInt64 {
-        withUnsafeBytes(of: (key[0], key[1], key[2], key[3], key[0], key[1], key[2], key[3])) {
-            $0.loadUnaligned(as: UInt64.self)
-        }
+    /// The key's four bytes as they lie in memory.
+    private static func keyBytes(_ key: WebSocketMaskingKey) -> UInt32 {
+        withUnsafeBytes(of: (key[0], key[1], key[2], key[3])) { $0.loadUnaligned(as: UInt32.self) }
     }
 
     /// XORs `bytes` with `key` repeated from its first byte (RFC 6455 §5.3), in place (a fragment the assembler

@@ -203,7 +203,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         do {
-            try reader.read(unwrapInboundIn(data), maxFrameBytes: Int(maxMessageBytes), allocator: context.channel.allocator) { header, bytes in
+            try reader.read(unwrapInboundIn(data), maxFrameBytes: Int(maxMessageBytes)) { header, bytes in
                 handle(header, in: bytes, context: context)
                 // A frame can close the socket (a close echoed, a refusal): what follows it is not read.
                 return self.context != nil
@@ -219,7 +219,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private func handle(_ header: ClientFrameHeader, in bytes: ByteBuffer, context: ChannelHandlerContext) {
         // As nearly every message comes: one whole, masked text frame, with no message being joined. It is read
         // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice).
-        guard header.firstByte == 0x81, let key = header.maskKey, !assembler.isJoining else {
+        guard header.firstByte == 0x81, let keyBytes = header.maskBytes, !assembler.isJoining else {
             return handle(header.frame(in: bytes), context: context)
         }
         clientWasHeard = true
@@ -230,7 +230,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         // After a close is asked for, the client's messages are no longer read.
         guard life.isOpen else { return }
         bytes.withUnsafeReadableBytes { raw in
-            WebSocketFrame.withUnmasked(UnsafeRawBufferPointer(rebasing: raw[header.headerBytes..<header.frameBytes]), key: key) { text in
+            WebSocketFrame.withUnmasked(UnsafeRawBufferPointer(rebasing: raw[header.headerBytes..<header.frameBytes]), keyBytes: keyBytes) { text in
                 handleText(text, from: connection)
             }
         }
