@@ -11,9 +11,9 @@ import NIOWebSocket
 /// The whole pipeline is NIO's frame encoder and this handler
 /// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): every read walks every handler, so
 /// what handlers of their own did before is done here (issue 17). The handler reads the socket's bytes itself
-/// (``ClientFrameReader``, with the rules of NIO's frame decoder, which it replaces). Each frame the client sends shows it is there (the heartbeat's "client was heard", a
-/// fragment included), then its ``ClientFrameAssembler`` takes it: masking (1002), fragments (1002) and the
-/// message size (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// (``ClientFrameReader``, with the rules of NIO's frame decoder, which it replaces). Each frame the client sends
+/// shows it is there (the heartbeat's "client was heard", a fragment included), then its ``ClientFrameAssembler``
+/// takes it: masking (1002), fragments (1002) and the message size (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
 /// ``WebSocketConnectionStateMachine`` decides and this handler only performs. A frame whose header breaks the
 /// decoder's rules (a fragmented or oversized control frame, an oversized frame) is answered as NIO's
 /// `WebSocketProtocolErrorHandler` answers it (``answerDecoderError(_:context:)``), and nothing more is read.
@@ -172,8 +172,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Frame errors (the reader's) are answered with a close frame and counted as invalid
-        // frames; anything else (a reset, a TLS failure) leaves nothing to answer.
+        // Frame errors (the reader's) are answered with a close frame and counted as invalid frames; anything else
+        // (a reset, a TLS failure) leaves nothing to answer.
         if let error = error as? NIOWebSocketError {
             answerDecoderError(error, context: context)
             messages.metrics.framesIn.invalid.increment()
@@ -218,7 +218,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// The frame whose header is `header`, whole at `bytes`' reader index.
     private func handle(_ header: ClientFrameHeader, in bytes: ByteBuffer, context: ChannelHandlerContext) {
         // As nearly every message comes: one whole, masked text frame, with no message being joined. It is read
-        // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice).
+        // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice), with the steps
+        // the general path takes for such a frame (its `.text` case).
         guard header.firstByte == 0x81, let keyBytes = header.maskBytes, !assembler.isJoining else {
             return handle(header.frame(in: bytes), context: context)
         }
