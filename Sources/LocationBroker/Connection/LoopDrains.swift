@@ -64,15 +64,12 @@ final class LoopDrains: Sendable {
             lists.pending.append(Pending(outbox: outbox, writer: writer))
             return lists.pending.count == 1
         }
-        if eventLoop.inEventLoop, reads.depth > 0 {
-            // Even when a drain another loop asked for is already waiting for its task: this frame's drains (and
-            // that one) run at the frame's end, not after every other socket the loop found readable. The task
-            // then finds nothing left.
-            reads.drainOwed = true
-            return
-        }
         guard first else { return }
-        eventLoop.execute { self.run() }
+        if eventLoop.inEventLoop, reads.depth > 0 {
+            reads.drainOwed = true
+        } else {
+            eventLoop.execute { self.run() }
+        }
     }
 
     /// One of the loop's connections starts handling a frame: drains asked for on the loop until
