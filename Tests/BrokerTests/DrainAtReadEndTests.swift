@@ -39,7 +39,7 @@ final class DrainAtReadEndTests: XCTestCase {
         let loop = EmbeddedEventLoop()
         let pair = try Pair(volunteerLoop: loop, donorLoop: loop)
         defer { pair.stop() }
-        // Three frames in one socket read: NIO's decoder hands them over one by one.
+        // Three frames in one socket read: the handler reads them one by one.
         var burst = ByteBuffer()
         for _ in 0..<3 {
             var frame = pair.fixture.publishFrame()
