@@ -39,28 +39,6 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// Fragments one message may come in: each is kept until the last (1009 beyond).
     static let maxFragments = 64
 
-    /// What the handler needs only until the connection is open.
-    private final class Opening {
-        let identity: VerifiedIdentity
-        let logger: Logger
-
-        init(identity: VerifiedIdentity, logger: Logger) {
-            self.identity = identity
-            self.logger = logger
-        }
-    }
-
-    /// Where the handler is in its life.
-    private enum Phase {
-        /// Added to the pipeline, not serving yet.
-        case opening(Opening)
-        /// Serving the connection; the outbox is its sink: the hub writes to it, and so does this handler (pongs,
-        /// pings, closes).
-        case serving(ClientConnection, Outbox)
-        /// The socket is gone; the connection is kept for its logger.
-        case ended(ClientConnection)
-    }
-
     private let messages: ClientMessageHandler
     // The fields each read touches are `@exclusivity(unchecked)`: the runtime's check of each access costs some 75
     // instructions (issue 17: five per publish), and none can overlap another access to the same field: each is
@@ -186,15 +164,8 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// pipeline) answers it: a close frame with the code and no reason, written and flushed past this handler
     /// (it is not the close the state machine waits an answer to), then the socket closed once it is written.
     private func answerDecoderError(_ error: NIOWebSocketError, context: ChannelHandlerContext) {
-        // NIO's own mapping (`WebSocketErrorCode(NIOWebSocketError)`) is internal to it.
-        let code: WebSocketErrorCode
-        switch error {
-        case .invalidFrameLength: code = .messageTooLarge
-        case .fragmentedControlFrame, .multiByteControlFrameLength: code = .protocolError
-        @unknown default: code = .protocolError
-        }
         var data = context.channel.allocator.buffer(capacity: 2)
-        data.write(webSocketErrorCode: code)
+        data.write(webSocketErrorCode: WebSocketViolation.closeCode(for: error))
         let closed = context.loopBound
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
             closed.value.close(promise: nil)
@@ -217,40 +188,28 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
 
     /// The frame whose header is `header`, whole at `bytes`' reader index.
     private func handle(_ header: ClientFrameHeader, in bytes: ByteBuffer, context: ChannelHandlerContext) {
-        // As nearly every message comes: one whole, masked text frame, with no message being joined. It is read
-        // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice), with the steps
-        // the general path takes for such a frame (its `.text` case).
-        guard header.firstByte == 0x81, let keyBytes = header.maskBytes, !assembler.isJoining else {
-            return handle(header.frame(in: bytes), context: context)
-        }
         clientWasHeard = true
-        guard case .serving(let connection, let outbox) = phase, let drains = writer?.loopDrains else { return }
-        drains.readBegan()
-        defer { drains.readEnded() }
-        noteQueuedClose(outbox)
-        // After a close is asked for, the client's messages are no longer read.
-        guard life.isOpen else { return }
-        bytes.withUnsafeReadableBytes { raw in
-            WebSocketFrame.withUnmasked(UnsafeRawBufferPointer(rebasing: raw[header.headerBytes..<header.frameBytes]), keyBytes: keyBytes) { text in
-                handleText(text, from: connection)
-            }
-        }
-    }
-
-    /// Any frame, as read: a control frame, a fragment, a frame that breaks a rule.
-    private func handle(_ read: WebSocketFrame, context: ChannelHandlerContext) {
-        clientWasHeard = true
-        let frame: WebSocketFrame
-        switch assembler.take(read, maxFragments: Self.maxFragments, maxBytes: Int(maxMessageBytes), allocator: context.channel.allocator) {
-        case .frame(let whole): frame = whole
-        case .kept: return
-        case .violation(let violation): return refuse(violation)
-        }
         guard case .serving(let connection, let outbox) = phase, let drains = writer?.loopDrains else { return }
         // What handling the frame queues on this loop (a donor's position, this client's answer) is written when
         // it is handled, not in a task after the loop's other reads (``LoopDrains``).
         drains.readBegan()
         defer { drains.readEnded() }
+        // As nearly every message comes: one whole, masked text frame, with no message being joined. It is read
+        // where it lies, unmasked into a scratch copy for the call (no `WebSocketFrame`, no slice).
+        if header.firstByte == 0x81, let keyBytes = header.maskBytes, !assembler.isJoining {
+            guard readsMessages(outbox) else { return }
+            return bytes.withUnsafeReadableBytes { raw in
+                WebSocketFrame.withUnmasked(UnsafeRawBufferPointer(rebasing: raw[header.headerBytes..<header.frameBytes]), keyBytes: keyBytes) { text in
+                    handleText(text, from: connection)
+                }
+            }
+        }
+        let frame: WebSocketFrame
+        switch assembler.take(header.frame(in: bytes), maxFragments: Self.maxFragments, maxBytes: Int(maxMessageBytes), allocator: context.channel.allocator) {
+        case .frame(let whole): frame = whole
+        case .kept: return
+        case .violation(let violation): return refuse(violation)
+        }
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.clock.now()) {
@@ -262,9 +221,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         case .connectionClose:
             answerClose(frame, context: context, outbox: outbox)
         case .text, .binary:
-            noteQueuedClose(outbox)
-            // After a close is asked for, the client's messages are no longer read.
-            guard life.isOpen else { return }
+            guard readsMessages(outbox) else { return }
             guard frame.opcode == .binary else {
                 // Read where it is unmasked (a scratch copy for the call), not copied with the read buffer it shares.
                 return frame.withUnmaskedPayload { text in handleText(text, from: connection) }
@@ -276,6 +233,13 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         default:
             refuse(.unknownOpcode)
         }
+    }
+
+    /// Whether the client's messages are still read: not after a close is asked for (one queued from another
+    /// thread is noted first).
+    private func readsMessages(_ outbox: Outbox) -> Bool {
+        noteQueuedClose(outbox)
+        return life.isOpen
     }
 
     /// A whole text message, unmasked: UTF-8 (1007), then the message.

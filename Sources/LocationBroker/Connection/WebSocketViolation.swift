@@ -15,6 +15,16 @@ struct WebSocketViolation: Error, Equatable {
     static let unexpectedContinuation = Self(.protocolError, "continuation frame with no message to continue")
     static let unfinishedMessage = Self(.protocolError, "new message before the previous one was finished")
 
+    /// The close code for a frame that breaks the frame rules (``ClientFrameHeader``), as NIO's
+    /// `WebSocketProtocolErrorHandler` answers its decoder's errors (NIO's own mapping is internal to it).
+    static func closeCode(for error: NIOWebSocketError) -> WebSocketErrorCode {
+        switch error {
+        case .invalidFrameLength: .messageTooLarge
+        case .fragmentedControlFrame, .multiByteControlFrameLength: .protocolError
+        @unknown default: .protocolError
+        }
+    }
+
     private init(_ code: WebSocketErrorCode, _ reason: String) {
         self.code = UInt16(webSocketErrorCode: code)
         self.reason = reason
