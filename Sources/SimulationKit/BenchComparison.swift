@@ -17,6 +17,9 @@ public struct BenchComparison: Codable, Sendable, Equatable {
         /// Publish to delivery, milliseconds.
         public var latencyP50: Double?
         public var latencyP99: Double?
+        /// The median of the run's seconds' p99s (``LatencyBySecond``): the tail without the seconds the machine
+        /// was busy elsewhere.
+        public var latencyP99MedianSecond: Double?
         public var cpuMicrosecondsPerDelivery: Double?
         public var cpuMicrosecondsPerConnection: Double?
         public var connectionsPerSecond: Double?
@@ -31,6 +34,7 @@ public struct BenchComparison: Codable, Sendable, Equatable {
             deliveriesPerSecond = r.deliveriesPerSecond
             latencyP50 = r.latency.map(\.p50)
             latencyP99 = r.latency.map(\.p99)
+            latencyP99MedianSecond = r.latencyBySecond.flatMap { $0.seconds.isEmpty ? nil : $0.medianP99 }
             cpuMicrosecondsPerDelivery = report.broker?.cpuMicrosecondsPerDelivery
             cpuMicrosecondsPerConnection = report.broker?.cpuMicrosecondsPerConnection
             connectionsPerSecond = r.connectionsPerSecond
@@ -43,6 +47,7 @@ public struct BenchComparison: Codable, Sendable, Equatable {
         public var cpuPerDelivery: Double?
         public var cpuPerConnection: Double?
         public var latencyP99: Double?
+        public var latencyP99MedianSecond: Double?
         public var kbPerConnection: Double?
         public var connectionsPerSecond: Double?
     }
@@ -72,6 +77,7 @@ public struct BenchComparison: Codable, Sendable, Equatable {
             cpuPerDelivery: Self.ratio(a.cpuMicrosecondsPerDelivery, b.cpuMicrosecondsPerDelivery),
             cpuPerConnection: Self.ratio(a.cpuMicrosecondsPerConnection, b.cpuMicrosecondsPerConnection),
             latencyP99: Self.ratio(a.latencyP99, b.latencyP99),
+            latencyP99MedianSecond: Self.ratio(a.latencyP99MedianSecond, b.latencyP99MedianSecond),
             kbPerConnection: Self.ratio(a.kbPerConnection, b.kbPerConnection),
             connectionsPerSecond: Self.ratio(a.connectionsPerSecond, b.connectionsPerSecond))
     }
@@ -100,6 +106,7 @@ public struct BenchComparison: Codable, Sendable, Equatable {
         if let x = ratios.cpuPerDelivery { parts.append("CPU per delivery ×\(Self.format(x))") }
         if let x = ratios.cpuPerConnection { parts.append("CPU per connection ×\(Self.format(x))") }
         if let x = ratios.latencyP99 { parts.append("p99 ×\(Self.format(x))") }
+        if let x = ratios.latencyP99MedianSecond { parts.append("median second's p99 ×\(Self.format(x))") }
         if let x = ratios.kbPerConnection { parts.append("KB per connection ×\(Self.format(x))") }
         if let x = ratios.connectionsPerSecond { parts.append("connections/s ×\(Self.format(x))") }
         return parts.isEmpty ? "no figure to compare" : parts.joined(separator: ", ")

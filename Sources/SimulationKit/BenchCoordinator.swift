@@ -217,7 +217,10 @@ public struct BenchCoordinator: Sendable {
         results.closedByServer = merged.closedByServer
         results.errors = merged.errors
         results.firstFailure = merged.firstFailure
-        if merged.latency.count > 0 { results.latency = merged.latency.summary }
+        if merged.latency.count > 0 {
+            results.latency = merged.latency.summary
+            results.latencyBySecond = merged.latencyTimeline.summary
+        }
         if merged.connectLatency.count > 0 { results.connectLatency = merged.connectLatency.summary }
         if scenario != .idle && scenario != .connect {
             results.deliveriesPerSecond = (Double(merged.deliveries) / max(0.001, min(loadSeconds, shape.duration)) * 10).rounded() / 10

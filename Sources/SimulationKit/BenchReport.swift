@@ -54,6 +54,8 @@ public struct BenchReport: Codable, Sendable {
         public var duplicates = 0
         /// Publish to delivery, in milliseconds.
         public var latency: LatencySummary?
+        /// The same, second by second of send time: whether the tail is even or comes in bursts.
+        public var latencyBySecond: LatencyBySecond?
         public var closedByServer = 0
         /// Every `error` frame and failure by code.
         public var errors: [String: Int] = [:]
@@ -127,6 +129,11 @@ public struct BenchReport: Codable, Sendable {
         if let latency = r.latency, latency.count > 0 {
             lines.append(
                 "  latency      p50 \(fmt(latency.p50)) ms, p90 \(fmt(latency.p90)) ms, p99 \(fmt(latency.p99)) ms, p99.9 \(fmt(latency.p999)) ms, max \(fmt(latency.max)) ms")
+        }
+        if let bySecond = r.latencyBySecond, !bySecond.seconds.isEmpty {
+            lines.append(
+                "  by second    p99 median \(fmt(bySecond.medianP99)) ms, highest \(fmt(bySecond.highestP99)) ms (second \(bySecond.highestSecond)); "
+                    + "\(bySecond.burstSeconds) of \(bySecond.seconds.count) seconds above twice the median")
         }
         if let broker {
             let who = target == .broker ? "broker" : "server"

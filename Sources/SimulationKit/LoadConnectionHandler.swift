@@ -134,7 +134,7 @@ final class LoadConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         lastSeq = seq
         let now = LatencyStamp.nowMicroseconds()
         let sent = LatencyStamp.microseconds(timestamp: timestamp, accuracy: accuracy) ?? timestamp * 1_000
-        stats.delivered(latencyMicroseconds: now - sent)
+        stats.delivered(sentMicroseconds: sent, latencyMicroseconds: now - sent)
     }
 
     private func markReady() {

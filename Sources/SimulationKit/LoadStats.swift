@@ -13,7 +13,7 @@ public final class LoadStats: Sendable {
     private let duplicates = Atomic<Int>(0)
     private let closedByServer = Atomic<Int>(0)
     private let otherFrames = Atomic<Int>(0)
-    private let latency = Mutex(LatencyHistogram())
+    private let latency = Mutex(Latencies())
     private let connectLatency = Mutex(LatencyHistogram())
     private let errors = Mutex<[String: Int]>([:])
     private let firstFailure = Mutex<String?>(nil)
@@ -51,10 +51,19 @@ public final class LoadStats: Sendable {
         }
     }
 
-    /// A delivery whose send time is known.
-    func delivered(latencyMicroseconds: Int64) {
+    /// The run's latencies, and the same second by second of send time.
+    private struct Latencies {
+        var histogram = LatencyHistogram()
+        var timeline = LatencyTimeline()
+    }
+
+    /// A delivery sent at `sentMicroseconds` (wall clock) that arrived `latencyMicroseconds` later.
+    func delivered(sentMicroseconds: Int64, latencyMicroseconds: Int64) {
         deliveries.wrappingAdd(1, ordering: .relaxed)
-        latency.withLock { $0.record(microseconds: latencyMicroseconds) }
+        latency.withLock {
+            $0.histogram.record(microseconds: latencyMicroseconds)
+            $0.timeline.record(sentMicroseconds: sentMicroseconds, latencyMicroseconds: latencyMicroseconds)
+        }
     }
 
     /// A handshake that took this long, from the TCP connect to the `welcome` frame.
@@ -74,6 +83,6 @@ public final class LoadStats: Sendable {
             connected: value(.connected), connectFailures: value(.connectFailures), published: value(.published),
             deliveries: value(.deliveries), gaps: value(.gaps), duplicates: value(.duplicates), closedByServer: value(.closedByServer),
             otherFrames: value(.otherFrames), errors: errors.withLock { $0 }, firstFailure: firstFailure.withLock { $0 },
-            latency: latency.withLock { $0 }, connectLatency: connectLatency.withLock { $0 })
+            latency: latency.withLock { $0.histogram }, latencyTimeline: latency.withLock { $0.timeline }, connectLatency: connectLatency.withLock { $0 })
     }
 }

@@ -50,6 +50,8 @@ public struct WorkerResult: Codable, Sendable {
     public var errors: [String: Int] = [:]
     public var firstFailure: String?
     public var latency = LatencyHistogram()
+    /// The same latencies second by second of send time.
+    public var latencyTimeline = LatencyTimeline()
     public var connectLatency = LatencyHistogram()
     /// Wall-clock microseconds when the storm started and when its last handshake ended (connect scenario).
     public var stormStart: Int64?
@@ -59,7 +61,8 @@ public struct WorkerResult: Codable, Sendable {
 
     init(
         connected: Int, connectFailures: Int, published: Int, deliveries: Int, gaps: Int, duplicates: Int, closedByServer: Int,
-        otherFrames: Int, errors: [String: Int], firstFailure: String?, latency: LatencyHistogram, connectLatency: LatencyHistogram
+        otherFrames: Int, errors: [String: Int], firstFailure: String?, latency: LatencyHistogram, latencyTimeline: LatencyTimeline,
+        connectLatency: LatencyHistogram
     ) {
         self.connected = connected
         self.connectFailures = connectFailures
@@ -72,6 +75,7 @@ public struct WorkerResult: Codable, Sendable {
         self.errors = errors
         self.firstFailure = firstFailure
         self.latency = latency
+        self.latencyTimeline = latencyTimeline
         self.connectLatency = connectLatency
     }
 
@@ -88,6 +92,7 @@ public struct WorkerResult: Codable, Sendable {
         errors.merge(other.errors, uniquingKeysWith: +)
         firstFailure = firstFailure ?? other.firstFailure
         latency.merge(other.latency)
+        latencyTimeline.merge(other.latencyTimeline)
         connectLatency.merge(other.connectLatency)
         stormStart = [stormStart, other.stormStart].compactMap { $0 }.min()
         stormEnd = [stormEnd, other.stormEnd].compactMap { $0 }.max()
