@@ -145,8 +145,9 @@ public struct LoadWorker: Sendable {
         }
     }
 
-    /// Schedules each publisher's fixes on its event loop, spread evenly over one period.
-    private func startPublishing(_ channels: [any Channel], stats: LoadStats) -> [RepeatedTask] {
+    /// Schedules each publisher's fixes on its event loop, spread evenly over one period, at a fixed rate
+    /// (``FixedRateTicker``: a late send does not push the publisher's later ones).
+    private func startPublishing(_ channels: [any Channel], stats: LoadStats) -> [FixedRateTicker] {
         guard plan.publishRate > 0 else { return [] }
         let period = TimeAmount.nanoseconds(Int64(1e9 / plan.publishRate))
         let limit = plan.positionsPerPublisher
@@ -155,12 +156,13 @@ public struct LoadWorker: Sendable {
         let baseline = plan.server == .baseline
         let names = plan.names
         let root = SeededRandom(seed: plan.seed)
+        let start = NIODeadline.now()
         return channels.enumerated().map { offset, channel in
             let index = plan.publishers.lowerBound + offset
             let phase = TimeAmount.nanoseconds(period.nanoseconds * Int64(offset) / Int64(max(1, channels.count)))
             let publisher = Publisher(index: index, channel: names.volunteer(index), rng: root.fork(UInt64(index)))
             let box = NIOLoopBoundBox.makeBoxSendingValue(publisher, eventLoop: channel.eventLoop)
-            return channel.eventLoop.scheduleRepeatedTask(initialDelay: phase, delay: period) { task in
+            return FixedRateTicker.start(on: channel.eventLoop, first: start + phase, period: period) { task in
                 if let limit, box.value.sent >= limit { return task.cancel() }
                 let fix = fleet ? Self.routeFix(&box.value, area: area) : Self.nearbyFix(&box.value.rng, area: area)
                 let micros = LatencyStamp.nowMicroseconds()
