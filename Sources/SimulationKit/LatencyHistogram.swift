@@ -30,7 +30,7 @@ public struct LatencyHistogram: Sendable, Codable {
     /// Percentiles and extremes in milliseconds.
     public var summary: LatencySummary {
         guard histogram.totalCount > 0 else { return LatencySummary() }
-        func ms(_ micros: UInt64) -> Double { (Double(micros) / 1000 * 1000).rounded() / 1000 }
+        let ms = LatencySummary.milliseconds
         return LatencySummary(
             count: histogram.totalCount, p50: ms(histogram.valueAtPercentile(50)), p90: ms(histogram.valueAtPercentile(90)),
             p99: ms(histogram.valueAtPercentile(99)), p999: ms(histogram.valueAtPercentile(99.9)), max: ms(histogram.max),
@@ -65,6 +65,9 @@ public struct LatencySummary: Codable, Sendable, Equatable {
     public var p999: Double = 0
     public var max: Double = 0
     public var mean: Double = 0
+
+    /// Microseconds as milliseconds, to the microsecond, as reports show them.
+    static func milliseconds(_ micros: UInt64) -> Double { (Double(micros) / 1000 * 1000).rounded() / 1000 }
 
     public init(count: UInt64 = 0, p50: Double = 0, p90: Double = 0, p99: Double = 0, p999: Double = 0, max: Double = 0, mean: Double = 0) {
         self.count = count

@@ -12,8 +12,6 @@ import Histogram
 public struct LatencyTimeline: Sendable, Codable {
     /// The histogram of each second, keyed by the wall-clock second (since the epoch).
     private var seconds: [Int64: Histogram<UInt64>] = [:]
-    /// The last second recorded into, so that steady traffic finds its histogram without hashing.
-    private var current: (second: Int64, histogram: Histogram<UInt64>)?
 
     /// Seconds beyond this many are not kept (an hour by default).
     let maximumSeconds: Int
@@ -28,23 +26,19 @@ public struct LatencyTimeline: Sendable, Codable {
     public mutating func record(sentMicroseconds: Int64, latencyMicroseconds: Int64) {
         let second = sentMicroseconds >= 0 ? sentMicroseconds / 1_000_000 : (sentMicroseconds + 1) / 1_000_000 - 1
         let value = UInt64(min(max(0, latencyMicroseconds), Int64(Self.highest)))
-        if current?.second == second {
-            current!.histogram.record(value)
-            return
+        if seconds[second] == nil {
+            guard let histogram = makeHistogram() else { return }
+            seconds[second] = histogram
         }
-        flush()
-        guard var histogram = seconds.removeValue(forKey: second) ?? makeHistogram() else { return }
-        histogram.record(value)
-        current = (second, histogram)
+        // Through the dictionary's subscript, in place: a copy of the histogram would copy its 20 KB of counts.
+        seconds[second]?.record(value)
     }
 
     /// Adds every second of `other`.
     public mutating func merge(_ other: LatencyTimeline) {
-        flush()
-        for (second, histogram) in other.allSeconds() {
-            if var mine = seconds[second] {
-                mine.add(histogram)
-                seconds[second] = mine
+        for (second, histogram) in other.seconds {
+            if seconds[second] != nil {
+                seconds[second]?.add(histogram)
             } else if seconds.count < maximumSeconds {
                 seconds[second] = histogram
             }
@@ -53,27 +47,15 @@ public struct LatencyTimeline: Sendable, Codable {
 
     /// Each second's figures, in order, numbered from the first second that has a delivery.
     public var summary: LatencyBySecond {
-        let all = allSeconds().sorted { $0.key < $1.key }
+        let all = seconds.sorted { $0.key < $1.key }
         guard let first = all.first?.key else { return LatencyBySecond(seconds: []) }
-        func ms(_ micros: UInt64) -> Double { (Double(micros) / 1000 * 1000).rounded() / 1000 }
+        let ms = LatencySummary.milliseconds
         return LatencyBySecond(
             seconds: all.map { second, histogram in
                 SecondLatency(
                     second: Int(second - first), count: histogram.totalCount, p50: ms(histogram.valueAtPercentile(50)),
                     p99: ms(histogram.valueAtPercentile(99)), max: ms(histogram.max))
             })
-    }
-
-    private mutating func flush() {
-        guard let current else { return }
-        seconds[current.second] = current.histogram
-        self.current = nil
-    }
-
-    private func allSeconds() -> [Int64: Histogram<UInt64>] {
-        var all = seconds
-        if let current { all[current.second] = current.histogram }
-        return all
     }
 
     /// A histogram for a new second, or `nil` when ``maximumSeconds`` are kept already.
@@ -101,7 +83,7 @@ public struct LatencyTimeline: Sendable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        let rows = allSeconds().sorted { $0.key < $1.key }.map { second, histogram in
+        let rows = seconds.sorted { $0.key < $1.key }.map { second, histogram in
             [second] + histogram.recordedValues().flatMap { [Int64($0.value), Int64($0.count)] }
         }
         try container.encode(rows, forKey: .seconds)

@@ -79,10 +79,11 @@ public final class LoadStats: Sendable {
 
     /// Everything counted so far.
     func result() -> WorkerResult {
-        WorkerResult(
+        let latencies = latency.withLock { $0 }
+        return WorkerResult(
             connected: value(.connected), connectFailures: value(.connectFailures), published: value(.published),
             deliveries: value(.deliveries), gaps: value(.gaps), duplicates: value(.duplicates), closedByServer: value(.closedByServer),
             otherFrames: value(.otherFrames), errors: errors.withLock { $0 }, firstFailure: firstFailure.withLock { $0 },
-            latency: latency.withLock { $0.histogram }, latencyTimeline: latency.withLock { $0.timeline }, connectLatency: connectLatency.withLock { $0 })
+            latency: latencies.histogram, latencyTimeline: latencies.timeline, connectLatency: connectLatency.withLock { $0 })
     }
 }
