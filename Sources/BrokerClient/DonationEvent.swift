@@ -58,6 +58,6 @@ public struct DonationFacts: Sendable, Equatable {
         destination = subscribed.destination
         home = subscribed.home
         institution = subscribed.institution
-        online = subscribed.online
+        online = subscribed.online ?? false
     }
 }

@@ -27,6 +27,10 @@ public enum DonationState: String, Codable, Sendable, CaseIterable {
         }
     }
 
+    /// Whether the trip is paused between its two legs (the hand-over at the donor's home): tracking resumes with
+    /// `BEING-TAKEN-TO`. Its donor may stay subscribed, and may subscribe, to learn of the resume.
+    public var isPaused: Bool { self == .deliveredByDonor || self == .pickedByVolunteer }
+
     /// Whether the donation has ended: nothing moves it any more.
     public var isTerminal: Bool { self == .delivered || self == .cancelled }
 

@@ -86,7 +86,11 @@ struct Broker: Sendable {
         let watchLinks = await WatchTokenVerifier(
             backendKey: configuration.backendKey ?? "", ttlSeconds: Int64(configuration.watchTokenTTLSeconds),
             lookup: { [store] id in try await store.donation(id: id) })
-        let endpoint = WebSocketEndpoint(verifier: verifier, watchLinks: watchLinks, metrics: metrics, hub: hub, isDraining: isDraining)
+        let identityRefusals = RefusalBudget(perMinute: configuration.maxInvalidFramesPerMinute, clock: clock)
+        let addressRefusals = RefusalBudget(perMinute: configuration.maxRefusedUpgradesPerMinute, clock: clock)
+        let endpoint = WebSocketEndpoint(
+            verifier: verifier, watchLinks: watchLinks, metrics: metrics, hub: hub, isDraining: isDraining, identityRefusals: identityRefusals,
+            addressRefusals: addressRefusals)
         router.get("v1/ws") { request, _ in
             let (status, error) = await endpoint.refusal(for: request.head)
             return JSONResponse.error(status, error)
@@ -99,14 +103,16 @@ struct Broker: Sendable {
         OpenAPIDocument.register(on: router)
 
         let messages = ClientMessageHandler(
-            hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: configuration.heartbeatSeconds, invalidFramesPerMinute: configuration.maxInvalidFramesPerMinute)
+            hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: configuration.heartbeatSeconds, refusals: identityRefusals)
         let webSocket = BrokerServerChannel.WebSocketSettings(
             maxFrameBytes: configuration.maxFrameBytes,
-            handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)))
+            handshakeTimeout: .seconds(Int64(configuration.handshakeTimeoutSeconds)),
+            requestDeadlines: .init(
+                body: .seconds(Int64(configuration.requestTimeoutSeconds)), nextHead: .seconds(Int64(3 * configuration.requestTimeoutSeconds))))
         let channel = BrokerServerChannel(
             responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
             http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
-            authorize: { endpoint.authorize($0) },
+            authorize: { endpoint.authorize($0, from: $1) },
             refuse: { await endpoint.refusal(for: $0, decided: $1) },
             messages: messages)
         let app: any Service
@@ -123,7 +129,7 @@ struct Broker: Sendable {
             hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
         return Broker(
             configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
-            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub), drain]
+            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub, budgets: [identityRefusals, addressRefusals]), drain]
                 + (jwks.map { [$0 as any Service] } ?? []))
     }
 

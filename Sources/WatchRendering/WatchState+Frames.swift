@@ -67,7 +67,7 @@ extension WatchState {
         var fields: [WatchLogEntry.Field] = [
             .init("donation", TerminalText.sanitized(subscribed.donation)), .init("channel", TerminalText.sanitized(subscribed.channel)),
             .init("state", subscribed.state.rawValue), .init("destination", subscribed.destination?.rawValue ?? "none"),
-            .init("online", String(subscribed.online)),
+            .init("online", subscribed.online.map { String($0) } ?? "unknown"),
         ]
         if first {
             donationState = subscribed.state
@@ -81,8 +81,8 @@ extension WatchState {
             if previousState != subscribed.state || wasTracking != subscribed.tracking {
                 applyState(subscribed.state, tracking: subscribed.tracking, destination: subscribed.destination, now: now, into: &update)
             }
-            if wasOnline != subscribed.online {
-                applyPresence(online: subscribed.online, lastSeen: nil, now: now, into: &update)
+            if let online = subscribed.online, wasOnline != online {
+                applyPresence(online: online, lastSeen: nil, now: now, into: &update)
             }
         }
         // After `since`, the backlog that follows ends with `last`: taking it now would drop the older ones.

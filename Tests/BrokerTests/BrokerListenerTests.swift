@@ -77,7 +77,7 @@ final class BrokerListenerTests: XCTestCase {
             let channel = BrokerServerChannel(
                 responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
                 http1: .init(), webSocket: .init(maxFrameBytes: 4096),
-                authorize: { endpoint.authorize($0) }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
+                authorize: { endpoint.authorize($0, from: $1) }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             let handed = Counter()
             self.handed = handed

@@ -48,7 +48,7 @@ final class UpgradeDecisionTests: XCTestCase {
                 responder: { _, _, _ in }, http1: .init(), webSocket: .init(maxFrameBytes: 4096),
                 authorize: { [authorizations] in
                     authorizations.value.withLock { $0 += 1 }
-                    return endpoint.authorize($0)
+                    return endpoint.authorize($0, from: $1)
                 }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()

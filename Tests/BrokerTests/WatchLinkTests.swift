@@ -311,7 +311,7 @@ final class WatchLinkTests: XCTestCase {
         var header = JWTHeader()
         header.typ = WatchTokenClaims.headerType
         let claims = WatchTokenClaims(
-            typ: WatchTokenClaims.type, aud: WatchTokenClaims.audience, sub: Self.donor, don: "d-1", inc: try XCTUnwrap(stored.incarnation),
+            typ: WatchTokenClaims.type, aud: WatchTokenClaims.audience, dnr: "0123456789abcdef0123456789abcdef", don: "d-1", inc: try XCTUnwrap(stored.incarnation),
             iat: now, exp: now + 3600)
         let signedWithTheClientKey = try await keys.sign(claims, header: header)
         let (status, error) = try await upgradeRefusal(signedWithTheClientKey)

@@ -27,7 +27,7 @@ final class WebSocketEndpointTests: XCTestCase {
         // The donor already has its one connection: the upgrade is refused for that.
         let outbox = Outbox(limit: hub.settings.outboxBytes, stallLimit: hub.settings.slowConsumerStall)
         let open = hub.connect(identity: "donor@example.org", expiresAt: .max, sink: outbox, logger: Logger(label: "test"))
-        guard case .now(.failure(let refusal)) = endpoint.authorize(request) else { return XCTFail("the second connection was not refused") }
+        guard case .now(.failure(let refusal)) = endpoint.authorize(request, from: nil) else { return XCTFail("the second connection was not refused") }
         XCTAssertEqual(refusal.status, .tooManyRequests)
         // The first connection closes before the refusal is answered: the answer is still the decision's.
         hub.disconnect(open)
@@ -53,7 +53,7 @@ final class WebSocketEndpointTests: XCTestCase {
             metrics: metrics, hub: hub, isDraining: { draining.isSet })
         func decided(_ headers: HTTPFields) -> WebSocketEndpoint.Refusal? {
             let request = HTTPRequest(method: .get, scheme: nil, authority: "broker", path: "/v1/ws", headerFields: headers)
-            guard case .now(.failure(let refusal)) = endpoint.authorize(request) else { return nil }
+            guard case .now(.failure(let refusal)) = endpoint.authorize(request, from: nil) else { return nil }
             return refusal
         }
         XCTAssertEqual(decided([:])?.status, .unauthorized)

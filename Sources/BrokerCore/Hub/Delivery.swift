@@ -45,13 +45,23 @@ package struct Delivery: Sendable {
         }
     }
 
-    /// Tells the channel's subscribers whether the volunteer is online.
+    /// Tells the channel's subscribers whether the volunteer is online: only those whose donation is trackable. A
+    /// paused donor learns nothing of when the volunteer works for somebody else.
     func notifyPresence(_ channel: VolunteerChannel) {
         guard !channel.subscribers.isEmpty else { return }
-        let frame = prepare(.presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen)))
-        for subscriber in channel.subscribers.values {
-            metrics.queued(subscriber.connection.sink.enqueue(frame, conflationKey: nil))
+        var frame: PreparedFrame?
+        for (donation, watchers) in channel.subscribersByDonation where channel.donations[donation]?.state.isTrackable == true {
+            let prepared = frame ?? prepare(presence(of: channel))
+            frame = prepared
+            for connection in watchers.values {
+                metrics.queued(connection.sink.enqueue(prepared, conflationKey: nil))
+            }
         }
+    }
+
+    /// The channel's presence frame.
+    func presence(of channel: VolunteerChannel) -> ServerFrame {
+        .presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen))
     }
 
     /// Queues one position frame for the subscribers of the donations in `trackable`, conflated by channel.

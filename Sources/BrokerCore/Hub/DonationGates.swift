@@ -127,6 +127,10 @@ package final class DonationGates: Sendable {
                 }
                 if let previous, previous.state != new.state {
                     delivery.send(.state(.init(channel: newChannel, donation: id, state: new.state)), in: channel, toDonation: id)
+                    // Presence was not told while the trip was paused: the resume says where it stands.
+                    if !previous.state.isTrackable && new.state.isTrackable {
+                        delivery.send(delivery.presence(of: channel), in: channel, toDonation: id)
+                    }
                 }
             }
         }

@@ -14,6 +14,10 @@ struct Subscriptions: Sendable {
     static let channelRefusal = BrokerError(
         .forbidden, "you may not watch this channel: it is not carrying a trackable donation of yours")
 
+    /// The channel an unknown donation id is looked up in: no channel has this name (a name holds no space), so
+    /// an unknown id takes the same steps as someone else's, a shard lock and a look-up, and is refused inside.
+    static let unknownChannel = "no channel"
+
     /// The refusal for a donation id the caller may not watch: the same whether it exists or not.
     static func donationRefusal(_ id: String) -> BrokerError {
         BrokerError(.notFound, "no donation \(id) of yours is known to the broker")
@@ -40,8 +44,7 @@ struct Subscriptions: Sendable {
         case .channel(let name):
             channelName = name
         case .donation(let id):
-            guard let name = gates.channelName(ofDonation: id) else { return Self.donationRefusal(id) }
-            channelName = name
+            channelName = gates.channelName(ofDonation: id) ?? Self.unknownChannel
         }
         return registry.locked(channelName, create: false) { channel -> BrokerError? in
             let gate: DonationGate
@@ -58,7 +61,8 @@ struct Subscriptions: Sendable {
                 gate = found
             }
             guard let channel else { return Self.channelRefusal }
-            guard gate.state.isTrackable else {
+            // A paused trip may be watched: the donor is subscribed, hears nothing until the resume, then everything.
+            guard gate.state.isTrackable || gate.state.isPaused else {
                 return BrokerError(
                     .notTrackable,
                     "your donation \(gate.id) is \(gate.state.rawValue); it can be watched while BEING-LOOKED-FOR or BEING-TAKEN-TO")
@@ -71,14 +75,16 @@ struct Subscriptions: Sendable {
             }
             channel.addSubscriber(Subscriber(connection: connection, donation: gate.id))
             connection.recordSubscription(channel: channelName, donation: gate.id)
-            let allowed = channel.history.filter { $0.donations.contains(gate.id) }
+            let tracking = gate.state.isTrackable
+            // A pause purged this donation's positions; nothing of the volunteer is told while it lasts.
+            let allowed = tracking ? channel.history.filter { $0.donations.contains(gate.id) } : []
             let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.seq, position: $0.position) }
             delivery.reply(
                 .subscribed(
                     .init(
-                        re: request.id, channel: channelName, donation: gate.id, state: gate.state, tracking: true,
+                        re: request.id, channel: channelName, donation: gate.id, state: gate.state, tracking: tracking,
                         destination: gate.state.destination, home: gate.home, institution: gate.institution, last: last,
-                        online: channel.online)),
+                        online: tracking ? channel.online : nil)),
                 to: connection)
             if let since = request.since {
                 for entry in allowed where entry.seq > since {

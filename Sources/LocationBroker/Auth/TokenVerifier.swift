@@ -72,6 +72,7 @@ struct TokenVerifier: Sendable {
         case .failure(.duplicateName): return refuse(Self.repeatedName)
         case .failure(.malformed): return refuse("the token is not a well-formed JWT")
         }
+        if let refusal = Self.criticalExtensionRefusal(header) { return refuse(refusal) }
         // `alg` and `kid` are strings when present (JSONDecoder refused any other type but null, as this does).
         guard let alg = Self.optionalString(header["alg"]), let kid = Self.optionalString(header["kid"]) else {
             return refuse("the token is not a well-formed JWT")
@@ -110,6 +111,17 @@ struct TokenVerifier: Sendable {
             }
         }
         return check(claims, now: now)
+    }
+
+    /// The refusal of a header that lists critical extensions (`crit`, RFC 7515 section 4.1.11): the broker
+    /// understands none, and a reader must refuse a token whose `crit` names one it does not understand. Any `crit`
+    /// is refused, whatever its value (an empty or malformed list is invalid too).
+    static func criticalExtensionRefusal(_ header: [String: JOSEValue]) -> String? {
+        guard let crit = header["crit"] else { return nil }
+        if case .strings(let names) = crit, !names.isEmpty {
+            return "the token's header lists critical extensions this broker does not understand (crit: \(names.joined(separator: ", ")))"
+        }
+        return "the token's header has a crit member that is not a list of extension names; this broker understands no critical extension"
     }
 
     /// The refusal of a header or claims set that names a member twice (RFC 7515 section 5.2, RFC 7519 section 4).

@@ -13,8 +13,10 @@ struct WatchTokenClaims: JWTPayload, Equatable {
 
     var typ: String
     var aud: String
-    /// The donor, for the record; the link is no identity token of theirs.
-    var sub: String
+    /// The donor, as a keyed digest that names them without saying who they are
+    /// (``WatchTokenVerifier/donorDigest(donor:donation:incarnation:)``): a link is forwarded, previewed and shown on
+    /// screens, and must not carry the donor's e-mail. The link is no identity token of theirs.
+    var dnr: String
     /// The donation id.
     var don: String
     /// The donation's incarnation when the link was made.

@@ -13,6 +13,8 @@ import JWTKit
 /// donation (not one created later under the same id) exists and has not ended.
 struct WatchTokenVerifier: Sendable {
     private let keys: JWTKeyCollection
+    /// The key of the donor digests the tokens carry instead of the donor's identity.
+    private let donorKey: SymmetricKey
     /// How long a new watch token lives, in seconds (`watch_token_ttl_seconds`).
     let ttlSeconds: Int64
     /// Reads a donation from the store; the store, not this node's memory, says whether it still exists.
@@ -25,6 +27,7 @@ struct WatchTokenVerifier: Sendable {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(key: Self.signingKey(backendKey: backendKey)), digestAlgorithm: .sha256)
         self.keys = keys
+        self.donorKey = Self.derivedKey(backendKey: backendKey, label: "watch-token donor v1")
         self.ttlSeconds = ttlSeconds
         self.lookup = lookup
     }
@@ -32,9 +35,24 @@ struct WatchTokenVerifier: Sendable {
     /// The HS256 key of watch tokens: HKDF-SHA256 of the backend key, with a label of its own so it can never be
     /// the key of anything else.
     static func signingKey(backendKey: String) -> SymmetricKey {
+        derivedKey(backendKey: backendKey, label: "watch-token v1")
+    }
+
+    /// A key of its own for each use, derived from the backend key (HKDF-SHA256).
+    private static func derivedKey(backendKey: String, label: String) -> SymmetricKey {
         HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: Data(backendKey.utf8)), salt: Data("location-broker".utf8),
-            info: Data("watch-token v1".utf8), outputByteCount: 32)
+            info: Data(label.utf8), outputByteCount: 32)
+    }
+
+    /// How a token names its donor: HMAC-SHA256 of the donor's identity, the donation and its incarnation, under a
+    /// key of the broker's, truncated to 128 bits, in hex. Without the key nobody can test a guessed e-mail
+    /// against it, and two links of one donor share nothing that ties them together.
+    func donorDigest(donor: String, donation: String, incarnation: String) -> String {
+        // NUL separates the fields: none of them can hold one (identities and ids refuse control characters).
+        let message = Data("\(donor)\u{0}\(donation)\u{0}\(incarnation)".utf8)
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: donorKey)
+        return mac.prefix(16).map { byte in String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16) }.joined()
     }
 
     /// Signs a token for `donation`, which must carry its incarnation.
@@ -42,7 +60,8 @@ struct WatchTokenVerifier: Sendable {
     func mint(for donation: Donation, now: Int64 = Int64(Date().timeIntervalSince1970)) async throws -> (token: String, expiresAt: Int64) {
         guard let incarnation = donation.incarnation else { throw WatchTokenError.noIncarnation }
         let claims = WatchTokenClaims(
-            typ: WatchTokenClaims.type, aud: WatchTokenClaims.audience, sub: donation.donor, don: donation.id, inc: incarnation,
+            typ: WatchTokenClaims.type, aud: WatchTokenClaims.audience,
+            dnr: donorDigest(donor: donation.donor, donation: donation.id, incarnation: incarnation), don: donation.id, inc: incarnation,
             iat: now, exp: now + ttlSeconds)
         var header = JWTHeader()
         header.typ = WatchTokenClaims.headerType
@@ -56,6 +75,9 @@ struct WatchTokenVerifier: Sendable {
     func verify(_ token: String, now: Int64 = Int64(Date().timeIntervalSince1970)) async -> Result<VerifiedIdentity, BrokerError> {
         func refuse(_ message: String) -> Result<VerifiedIdentity, BrokerError> { .failure(BrokerError(.unauthorized, message)) }
         guard !token.isEmpty, token.utf8.count <= 8192 else { return refuse("the token is empty or longer than 8192 bytes") }
+        if case .success(let header)? = JOSEToken(token).header, let refusal = TokenVerifier.criticalExtensionRefusal(header) {
+            return refuse(refusal)
+        }
         let claims: WatchTokenClaims
         do {
             claims = try await keys.verify(token, as: WatchTokenClaims.self)
@@ -68,7 +90,7 @@ struct WatchTokenVerifier: Sendable {
             return refuse("the watch link is not a token this broker made")
         }
         guard claims.exp + TokenVerifier.leewaySeconds > now else { return refuse("the watch link has expired; ask for a new one") }
-        guard DonationID.isValid(claims.don), let donor = Identity.canonical(claims.sub), !claims.inc.isEmpty else {
+        guard DonationID.isValid(claims.don), !claims.dnr.isEmpty, !claims.inc.isEmpty else {
             return refuse("the watch link is not a token this broker made")
         }
         let donation: Donation?
@@ -77,13 +99,25 @@ struct WatchTokenVerifier: Sendable {
         } catch {
             return .failure(BrokerError(.unavailable, "the broker cannot check this watch link now; retry shortly"))
         }
-        guard let donation, !donation.state.isTerminal, donation.incarnation == claims.inc, donation.donor == donor else {
+        guard let donation, !donation.state.isTerminal, donation.incarnation == claims.inc,
+            Self.constantTimeEqual(donorDigest(donor: donation.donor, donation: donation.id, incarnation: claims.inc), claims.dnr)
+        else {
             return refuse("this watch link no longer opens anything: the donation it was made for has ended")
         }
         return .success(
             VerifiedIdentity(
                 identity: WatchScope.identity(for: claims.don), expiresAt: claims.exp,
-                watch: WatchScope(donation: claims.don, incarnation: claims.inc, donor: donor)))
+                watch: WatchScope(donation: claims.don, incarnation: claims.inc, donor: donation.donor)))
+    }
+}
+
+extension WatchTokenVerifier {
+    /// Compares two digests in time that depends on their lengths only.
+    fileprivate static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
 

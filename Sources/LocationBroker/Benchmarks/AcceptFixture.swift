@@ -37,7 +37,7 @@ public final class AcceptFixture: Sendable {
         server = BrokerServerChannel(
             responder: { _, _, _ in throw FixtureError(description: "an accepted connection was answered as HTTP") },
             http1: .init(), webSocket: .init(maxFrameBytes: BrokerConfiguration().maxFrameBytes),
-            authorize: { endpoint.authorize($0) },
+            authorize: { endpoint.authorize($0, from: $1) },
             refuse: { _, _ in (.internalServerError, BrokerError(.internal, "an accepted connection was refused")) },
             messages: messages)
         request = ByteBuffer(

@@ -73,8 +73,12 @@ struct BrokerConfiguration: Sendable {
     var slowConsumerSeconds = 10
     /// WebSocket connections one identity may hold open at once.
     var maxConnectionsPerIdentity = 4
-    /// Invalid frames a connection may send per minute (a burst of this many); past it, close 4009.
+    /// Refused frames an identity may be answered per minute, across all its connections (a burst of this many);
+    /// past it, close 4009 and refuse its upgrades until the budget refills.
     var maxInvalidFramesPerMinute = 10
+    /// Refused WebSocket upgrades (bad or missing tokens) a source address may have per minute (a burst of this
+    /// many); past it, its upgrades are answered 429 before any token is read.
+    var maxRefusedUpgradesPerMinute = 60
     /// Milliseconds a fix may be stamped before its donation's trackable window opened and still count as
     /// inside it, for phone clocks running behind the broker's.
     var windowToleranceMilliseconds = 2_000
@@ -82,6 +86,9 @@ struct BrokerConfiguration: Sendable {
     var maxPositionAgeSeconds = 600
     /// Seconds a new TCP connection may take to send its first request (or upgrade) before it is closed.
     var handshakeTimeoutSeconds = 10
+    /// Seconds an HTTP request's body may take to arrive after its head; past it, 408 and the socket closed. A
+    /// keep-alive connection's next head must arrive whole within three times this after a response.
+    var requestTimeoutSeconds = 30
     /// Subscriptions one connection may hold at once.
     var maxSubscriptionsPerConnection = 16
     /// Seconds SIGTERM waits for WebSockets to close (1001) before the broker exits anyway.

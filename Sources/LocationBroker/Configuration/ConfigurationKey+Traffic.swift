@@ -16,7 +16,10 @@ extension ConfigurationKey {
         integer("max_connections_per_identity", \.maxConnectionsPerIdentity, 1...100_000, "Open WebSockets per identity."),
         integer(
             "max_invalid_frames_per_minute", \.maxInvalidFramesPerMinute, 1...100_000,
-            "Invalid frames a connection may send per minute before 4009."),
+            "Refused frames an identity may be answered per minute, across its connections, before 4009."),
+        integer(
+            "max_refused_upgrades_per_minute", \.maxRefusedUpgradesPerMinute, 1...1_000_000,
+            "Refused WebSocket upgrades a source address may have per minute before 429."),
         integer(
             "window_tolerance_ms", \.windowToleranceMilliseconds, 0...10_000,
             "Milliseconds a fix may predate its donation's trackable window, for phone clocks behind."),
@@ -26,6 +29,9 @@ extension ConfigurationKey {
         integer(
             "handshake_timeout_seconds", \.handshakeTimeoutSeconds, 1...3600,
             "Seconds a new connection may take to send its first request."),
+        integer(
+            "request_timeout_seconds", \.requestTimeoutSeconds, 1...3600,
+            "Seconds an HTTP request's body may take after its head, and a later request's head after a response."),
         integer("max_subscriptions_per_connection", \.maxSubscriptionsPerConnection, 1...10_000, "Subscriptions per connection."),
         integer("shutdown_grace_seconds", \.shutdownGraceSeconds, 0...3600, "Seconds SIGTERM waits for sockets to close."),
     ]

@@ -12,22 +12,21 @@ final class ClientMessageHandler: Sendable {
     let metrics: BrokerMetrics
     let clock: WallClock
     let heartbeatSeconds: Int
-    /// Invalid frames a connection may send per minute, as a burst; past it the connection is closed (4009).
-    let invalidFramesPerMinute: Int
+    /// Refused frames, charged to the identity across all its connections; past its budget the connection is
+    /// closed (4009) and the refusal is not answered.
+    let refusals: RefusalBudget
     /// The per-event-loop state of the connections: their socket drains and their timers.
     let loopDrains = LoopDrainRegistry()
 
-    init(hub: Hub, metrics: BrokerMetrics, clock: WallClock, heartbeatSeconds: Int, invalidFramesPerMinute: Int = 10) {
+    /// - Parameter invalidFramesPerMinute: the budget of each identity, when `refusals` is not given.
+    init(
+        hub: Hub, metrics: BrokerMetrics, clock: WallClock, heartbeatSeconds: Int, invalidFramesPerMinute: Int = 10, refusals: RefusalBudget? = nil
+    ) {
         self.hub = hub
         self.metrics = metrics
         self.clock = clock
         self.heartbeatSeconds = heartbeatSeconds
-        self.invalidFramesPerMinute = invalidFramesPerMinute
-    }
-
-    /// A new connection's budget of invalid frames.
-    func errorBudget() -> TokenBucket {
-        TokenBucket(rate: Double(invalidFramesPerMinute) / 60, burst: invalidFramesPerMinute, now: clock.now())
+        self.refusals = refusals ?? RefusalBudget(perMinute: invalidFramesPerMinute, clock: clock)
     }
 
     /// Greets a new connection with its identity and the heartbeat.
@@ -35,34 +34,25 @@ final class ClientMessageHandler: Sendable {
         hub.reply(.welcome(.init(identity: connection.identity, heartbeat: heartbeatSeconds)), to: connection)
     }
 
-    /// Refuses a binary message (the protocol is JSON text) without reading it, and charges it to the connection's
-    /// invalid-frame budget; past it the connection is closed with 4009.
-    func refuseBinary(from connection: ClientConnection, budget: inout TokenBucket) {
+    /// Refuses a binary message (the protocol is JSON text) without reading it, and charges it to the identity's
+    /// refusal budget; past it the connection is closed with 4009.
+    func refuseBinary(from connection: ClientConnection) {
         metrics.framesIn.invalid.increment()
-        let refused = refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
-        charge(refused, from: connection, budget: &budget)
+        refuse(BrokerError(.badRequest, "binary frames are not accepted; send JSON text frames"), re: nil, to: connection)
     }
 
     /// Handles one complete text message read in place: `text` is valid UTF-8 (the caller checked it; invalid text
     /// closes with 1007), and lives only during the call (nothing is kept of it but the values and strings decoded
-    /// from it, which copy). A connection that keeps sending invalid messages past its budget is closed with 4009.
-    func handle(text: UnsafeRawBufferPointer, from connection: ClientConnection, budget: inout TokenBucket) {
-        charge(handle(text, from: connection), from: connection, budget: &budget)
-    }
-
-    /// Charges a refused message to the connection's invalid-frame budget; past it the connection is closed (4009).
-    private func charge(_ refused: BrokerError?, from connection: ClientConnection, budget: inout TokenBucket) {
-        // Mistakes cost budget; being rate-limited does not (the limiter already pushes back).
-        if let refused, refused.code != .rateLimited, !budget.take(now: clock.now()) {
-            closeForTooManyErrors(connection, reason: "too many invalid frames")
-        }
+    /// from it, which copy). An identity that keeps sending invalid messages past its budget is closed with 4009.
+    func handle(text: UnsafeRawBufferPointer, from connection: ClientConnection) {
+        _ = handle(text, from: connection)
     }
 
     /// Charges a frame that breaks a rule without a reply of its own (a ping beyond the ping rate) to the
-    /// connection's invalid-frame budget; past it the connection is closed with 4009.
-    func chargeInvalidFrame(from connection: ClientConnection, budget: inout TokenBucket, reason: String) {
+    /// identity's refusal budget; past it the connection is closed with 4009.
+    func chargeInvalidFrame(from connection: ClientConnection, reason: String) {
         metrics.framesIn.invalid.increment()
-        if !budget.take(now: clock.now()) {
+        if !refusals.charge(connection.identity) {
             closeForTooManyErrors(connection, reason: reason)
         }
     }
@@ -109,10 +99,17 @@ final class ClientMessageHandler: Sendable {
         }
     }
 
+    /// Answers a refused request, once the identity's budget allows it: mistakes are charged to the identity
+    /// across its connections, before they are answered, so that no answer comes past the budget (a guess that is
+    /// not answered teaches nothing). Being rate-limited costs nothing (the limiter already pushes back).
     @discardableResult
     private func refuse(_ error: BrokerError, re: String?, to connection: ClientConnection) -> BrokerError {
         metrics.reject(error.code)
         connection.debug("refused a frame", metadata: ["code": "\(error.code.rawValue)"])
+        if error.code != .rateLimited, !refusals.charge(connection.identity) {
+            closeForTooManyErrors(connection, reason: "too many invalid frames")
+            return error
+        }
         hub.reply(.error(.init(re: re, error)), to: connection)
         return error
     }

@@ -33,7 +33,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     typealias OutboundOut = WebSocketFrame
 
     /// Pings a client may send at once, and per second after that; each ping beyond counts as an invalid
-    /// frame against the 4009 budget (docs/PROTOCOL.md).
+    /// frame against the identity's 4009 budget (docs/PROTOCOL.md).
     static let pingBurst = 10
     static let pingsPerSecond = 1.0
     /// Fragments one message may come in: each is kept until the last (1009 beyond).
@@ -42,16 +42,15 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     private let messages: ClientMessageHandler
     // The fields each read touches are `@exclusivity(unchecked)`: the runtime's check of each access costs some 75
     // instructions (issue 17: five per publish), and none can overlap another access to the same field: each is
-    // private, touched only on the channel's event loop by this handler's own methods, and only `errorBudget` is
-    // held across a call out (`messages.handle`), whose hub and outboxes never come back to it.
+    // private, touched only on the channel's event loop by this handler's own methods, and none is held across a
+    // call out.
     /// Reads the client's frames out of the socket's bytes; keeps the start of a frame split between reads.
     @exclusivity(unchecked) private var reader = ClientFrameReader()
     /// Takes every frame the client sends first: masked, joined.
     @exclusivity(unchecked) private var assembler = ClientFrameAssembler()
     @exclusivity(unchecked) private var phase: Phase
     @exclusivity(unchecked) private var life: WebSocketConnectionStateMachine
-    @exclusivity(unchecked) private var errorBudget: TokenBucket
-    /// The client's pings beyond this budget are charged to `errorBudget`.
+    /// The client's pings beyond this budget are charged to its identity's refusal budget.
     private var pingBudget: TokenBucket
     private var context: ChannelHandlerContext?
     /// Set while serving; its ``LoopDrains`` hold the loop's heartbeat and close-grace lists.
@@ -82,7 +81,6 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         self.phase = .opening(Opening(identity: identity, logger: logger))
         self.maxMessageBytes = Int32(clamping: maxMessageBytes)
         self.life = WebSocketConnectionStateMachine(grace: closeGrace)
-        self.errorBudget = messages.errorBudget()
         self.pingBudget = TokenBucket(rate: Self.pingsPerSecond, burst: Self.pingBurst, now: messages.clock.now())
     }
 
@@ -130,6 +128,13 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
             }
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The listener allows half-closure, so a client's FIN arrives here rather than as a closed socket.
+        guard case ChannelEvent.inputClosed = event else { return context.fireUserInboundEventTriggered(event) }
+        if life.isOpen { logger.debug("the client ended its input without a close frame") }
+        perform(life.inputEnded())
     }
 
     func read(context: ChannelHandlerContext) {
@@ -213,7 +218,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         switch frame.opcode {
         case .ping:
             if !pingBudget.take(now: messages.clock.now()) {
-                messages.chargeInvalidFrame(from: connection, budget: &errorBudget, reason: "too many pings")
+                messages.chargeInvalidFrame(from: connection, reason: "too many pings")
             }
             if life.isOpen { outbox.pushPong(frame.unmaskedData) }
         case .pong:
@@ -226,7 +231,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
                 // Read where it is unmasked (a scratch copy for the call), not copied with the read buffer it shares.
                 return frame.withUnmaskedPayload { text in handleText(text, from: connection) }
             }
-            messages.refuseBinary(from: connection, budget: &errorBudget)
+            messages.refuseBinary(from: connection)
         case .continuation:
             // The assembler joins fragments; it lets no continuation through.
             refuse(.unexpectedContinuation)
@@ -245,7 +250,7 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
     /// A whole text message, unmasked: UTF-8 (1007), then the message.
     private func handleText(_ text: UnsafeRawBufferPointer, from connection: ClientConnection) {
         guard text.isValidUTF8 else { return refuse(.notUTF8) }
-        messages.handle(text: text, from: connection, budget: &errorBudget)
+        messages.handle(text: text, from: connection)
     }
 
     /// The client sent a close frame: either the answer to ours, or its own close, which is echoed. Then the

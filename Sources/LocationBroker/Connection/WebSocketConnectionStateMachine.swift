@@ -11,6 +11,7 @@ import NIOWebSocket
 ///  │                                                                    │
 ///  └──client's close (echoed)──▶ echoing ──echo written──▶ closed       └──grace expired──▶ closed (abort)
 ///                                   └──grace expired──▶ closed (abort)
+/// open, closing ──input ended (FIN without a close frame)──▶ closed (close TCP)
 /// any state ──channel inactive──▶ closed
 /// ```
 ///
@@ -142,6 +143,20 @@ struct WebSocketConnectionStateMachine {
             state = .closed
             return .abort
         case .open, .closed:
+            return .none
+        }
+    }
+
+    /// The client's input ended (TCP FIN) without a close frame: an app the system killed, a crash, a discarded
+    /// tab. Nothing more can come from it, so no close handshake can finish: the socket is closed now, rather than
+    /// at the next heartbeat's failed write. An echo of the client's own close still in flight closes the socket
+    /// when written.
+    mutating func inputEnded() -> CloseAction {
+        switch state {
+        case .open, .closing:
+            state = .closed
+            return .closeTCP
+        case .echoing, .closed:
             return .none
         }
     }

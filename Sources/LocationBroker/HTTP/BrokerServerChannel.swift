@@ -45,6 +45,8 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         var maxFrameBytes: Int
         /// How long a new connection may take to send its first request.
         var handshakeTimeout: Duration = .seconds(10)
+        /// How long each later request's head, and every request's body, may take (``RequestDeadlineHandler``).
+        var requestDeadlines = RequestDeadlineHandler.Deadlines(body: .seconds(30), nextHead: .seconds(90))
     }
 
     /// The main router.
@@ -52,7 +54,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
     let http1: HTTP1Channel.Configuration
     let webSocket: WebSocketSettings
     /// Whether an upgrade request becomes a WebSocket (``WebSocketEndpoint/authorize(_:)``); called on the event loop.
-    let authorize: @Sendable (HTTPRequest) -> WebSocketEndpoint.Decision
+    let authorize: @Sendable (HTTPRequest, SocketAddress?) -> WebSocketEndpoint.Decision
     /// The answer to a refused upgrade (401 with a JSON body for a bad token, 404 for another path...), given the
     /// upgrade's own reason when it judged the token.
     let refuse: @Sendable (HTTPRequest, WebSocketEndpoint.Refusal?) async -> (HTTPResponse.Status, BrokerError)
@@ -73,7 +75,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             // A plain upgrade with a client token is served by hand; anything else by NIO's HTTP pipeline, as before.
             let upgrade = WebSocketUpgradeHandler(
                 authorize: { head in
-                    let decision = authorize(head.request)
+                    let decision = authorize(head.request, channel.remoteAddress)
                     handDecision.withLockedValue { $0 = decision }
                     // Only a decision made now is taken here; a watch link's (it reads the store) is NIO's path.
                     guard case .now(.success(let identity)) = decision else { return nil }
@@ -125,7 +127,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
                     return HTTPHeaders()
                 }
                 guard request.path?.split(separator: "?").first == "/v1/ws" else { return channel.eventLoop.makeSucceededFuture(decide(nil)) }
-                switch decided ?? authorize(request) {
+                switch decided ?? authorize(request, channel.remoteAddress) {
                 case .now(let decision):
                     // A client token: decided here, on the event loop, without a task (issue 17's connect storm).
                     return channel.eventLoop.makeSucceededFuture(decide(decision))
@@ -150,6 +152,7 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
             notUpgradingCompletionHandler: { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                    try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler(deadlines: webSocket.requestDeadlines))
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
                     let asyncChannel = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
@@ -163,7 +166,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         )
         var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(upgradeConfiguration: upgradeConfiguration)
         configuration.enablePipelining = false
-        configuration.enableErrorHandling = false
+        // A head NIO's parser refuses (obs-fold, a space before the colon, a NUL...) is answered 400 and closed at
+        // once, rather than left waiting for the handshake timeout.
+        configuration.enableErrorHandling = true
         configuration.enableResponseHeaderValidation = false
         return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
     }

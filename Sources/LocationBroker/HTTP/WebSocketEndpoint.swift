@@ -3,6 +3,7 @@ import BrokerProtocol
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOCore
 
 /// The plain-HTTP side of `GET /v1/ws`: it answers only requests that were not upgraded, and says why.
 struct WebSocketEndpoint: Sendable {
@@ -11,6 +12,27 @@ struct WebSocketEndpoint: Sendable {
     let metrics: BrokerMetrics
     let hub: Hub
     let isDraining: @Sendable () -> Bool
+    /// Refusals charged to a verified identity (the one its frames are charged to): an identity past its budget
+    /// is not let in to spend more.
+    let identityRefusals: RefusalBudget
+    /// Refused upgrades charged to the source address, before any token is trusted.
+    let addressRefusals: RefusalBudget
+
+    /// - Parameters:
+    ///   - identityRefusals: the budget the identities' frames are charged to; by default one of 10 a minute.
+    ///   - addressRefusals: by default 60 refused upgrades a minute per address.
+    init(
+        verifier: TokenVerifier, watchLinks: WatchTokenVerifier, metrics: BrokerMetrics, hub: Hub, isDraining: @escaping @Sendable () -> Bool,
+        identityRefusals: RefusalBudget? = nil, addressRefusals: RefusalBudget? = nil
+    ) {
+        self.verifier = verifier
+        self.watchLinks = watchLinks
+        self.metrics = metrics
+        self.hub = hub
+        self.isDraining = isDraining
+        self.identityRefusals = identityRefusals ?? RefusalBudget(perMinute: 10, clock: .system)
+        self.addressRefusals = addressRefusals ?? RefusalBudget(perMinute: 60, clock: .system)
+    }
 
     /// The token from `Authorization: Bearer` or, for browsers, `?token=`.
     static func token(of request: HTTPRequest) -> String? {
@@ -37,31 +59,59 @@ struct WebSocketEndpoint: Sendable {
 
     /// The identity of an upgrade request, when the broker takes new sockets and the token is valid. A client token
     /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
-    func authorize(_ request: HTTPRequest) -> Decision {
+    /// - Parameter address: the client's address, whose refused upgrades are charged to it; `nil` for a request
+    ///   that was not an upgrade (its refusal is an answer, and nothing is let in).
+    func authorize(_ request: HTTPRequest, from address: SocketAddress?) -> Decision {
         if isDraining() {
             return .now(.failure(.init(status: .serviceUnavailable, error: .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))))
         }
+        let addressKey = address.map(RefusalBudget.key(for:))
+        // Checked before the token is read: an address past its budget costs no verification.
+        if let addressKey, addressRefusals.isExhausted(addressKey) {
+            return .now(.failure(.init(
+                status: .tooManyRequests,
+                error: .init(.limitReached, "too many refused upgrades from your address; retry in \(addressRefusals.secondsPerRefusal) s"))))
+        }
         guard let token = Self.token(of: request) else {
-            return .now(.failure(.init(status: .unauthorized, error: .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser"))))
+            return .now(charged(
+                .init(status: .unauthorized, error: .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser")),
+                to: addressKey))
         }
         let jose = JOSEToken(token)
-        if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token)) } }
-        return .now(admitted(verifier.verify(jose)))
+        if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token), addressKey: addressKey) } }
+        return .now(admitted(verifier.verify(jose), addressKey: addressKey))
     }
 
     /// The identity of a verified token, when the identity may open one more connection; else why not.
-    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>) -> Result<VerifiedIdentity, Refusal> {
+    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>, addressKey: String?) -> Result<VerifiedIdentity, Refusal> {
         switch verified {
+        case .failure(let error) where error.code == .unavailable:
+            return .failure(.init(status: .serviceUnavailable, error: error))
         case .failure(let error):
-            return .failure(.init(status: error.code == .unavailable ? .serviceUnavailable : .unauthorized, error: error))
+            return charged(.init(status: .unauthorized, error: error), to: addressKey)
         case .success(let identity):
+            if identityRefusals.isExhausted(identity.identity) {
+                return .failure(.init(
+                    status: .tooManyRequests,
+                    error: .init(
+                        .limitReached,
+                        "\(identity.identity) was refused too often; retry in \(identityRefusals.secondsPerRefusal) s")))
+            }
             guard hub.mayConnect(identity.identity) else {
+                // Only an upgrade is charged: a plain request (no address) lets nobody in.
+                if addressKey != nil { _ = identityRefusals.charge(identity.identity) }
                 return .failure(.init(
                     status: .tooManyRequests,
                     error: .init(.limitReached, "\(identity.identity) already has \(hub.settings.maxConnectionsPerIdentity) open connections; close one first")))
             }
             return .success(identity)
         }
+    }
+
+    /// A refusal, charged to the address it came from.
+    private func charged(_ refusal: Refusal, to addressKey: String?) -> Result<VerifiedIdentity, Refusal> {
+        if let addressKey { _ = addressRefusals.charge(addressKey) }
+        return .failure(refusal)
     }
 
     /// The answer to a request for `/v1/ws` that was not upgraded, and why; the refusal is counted.
@@ -83,7 +133,7 @@ struct WebSocketEndpoint: Sendable {
             return .init(status: .notFound, error: .init(.notFound, "no such endpoint; WebSockets are served at /v1/ws"))
         }
         let decision: Result<VerifiedIdentity, Refusal>
-        switch authorize(request) {
+        switch authorize(request, from: nil) {
         case .now(let decided): decision = decided
         case .later(let check): decision = await check()
         }

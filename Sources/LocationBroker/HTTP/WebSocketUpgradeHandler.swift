@@ -94,6 +94,16 @@ final class WebSocketUpgradeHandler: ChannelInboundHandler, RemovableChannelHand
         context.fireChannelInactive()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A client whose input ends before its head did cannot send the rest: closed now, not at the handshake timeout.
+        if !isDecided, case ChannelEvent.inputClosed = event {
+            isDecided = true
+            decided(.failure(ChannelError.eof))
+            return context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if !isDecided {
             isDecided = true
