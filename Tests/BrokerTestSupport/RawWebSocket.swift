@@ -54,11 +54,17 @@ final class RawWebSocket: @unchecked Sendable {
         try await sendFrame(opcode: 0x1, Array(text.utf8))
     }
 
-    /// Sends one short frame, with FIN set and masked unless told otherwise.
+    /// Sends one frame of less than 64 KiB, with FIN set and masked unless told otherwise.
     func sendFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true) async throws {
-        precondition(payload.count < 126, "short frames only")
+        precondition(payload.count < 65_536, "frames under 64 KiB only")
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            frame.append(maskBit | UInt8(payload.count))
+        } else {
+            frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        }
         if masked {
             frame += mask
             frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
@@ -100,6 +106,11 @@ final class RawWebSocket: @unchecked Sendable {
             if pending.isEmpty { pending = batch[...] }
         }
         return sentBytes / frame.count
+    }
+
+    /// Ends this side's output (TCP FIN) without a close frame: an app the system killed, a crashed client.
+    func shutdownOutput() {
+        shutdown(fd, Int32(SHUT_WR))
     }
 
     /// Sends a close frame with `code`.

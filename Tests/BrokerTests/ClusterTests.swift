@@ -91,6 +91,7 @@ final class ClusterTests: XCTestCase {
         try await put("d-1", on: api, state: .beingTakenTo)
         guard case .state(let resumed) = try await donor.next() else { return XCTFail("no resume") }
         XCTAssertEqual(resumed.state, .beingTakenTo)
+        guard case .presence = try await donor.next() else { return XCTFail("no presence after the resume") }
         try await put("d-1", on: api, state: .delivered)
         guard case .unsubscribed(let ended) = try await donor.next() else { return XCTFail("no unsubscribed") }
         XCTAssertEqual(ended.reason, .delivered)

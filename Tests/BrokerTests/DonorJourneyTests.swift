@@ -66,6 +66,8 @@ final class DonorJourneyTests: XCTestCase {
         try await live.put("d-1", state: .beingTakenTo)
         let frame2 = try await donor.next()
         XCTAssertEqual(frame2, .state(.init(channel: volunteerID, donation: "d-1", state: .beingTakenTo)))
+        guard case .presence(let presence) = try await donor.next() else { return XCTFail("no presence after the resume") }
+        XCTAssertTrue(presence.online, "presence was not told during the pause: the resume says it")
         let institution = LiveBroker.institution
         let atDoor = Position(lat: institution.lat + 0.0005, lon: institution.lon, speed: 2, heading: 180, timestamp: WallClock.system.now())
         let resumed = try await volunteer.publish(atDoor)

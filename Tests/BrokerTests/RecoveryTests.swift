@@ -84,6 +84,7 @@ final class RecoveryTests: XCTestCase {
         // Ana resumes and asks for everything: she gets nothing kept while her donation was paused.
         try await live.put("d-a", donor: "ana@example.org", state: .beingTakenTo)
         _ = try await ana.next()  // state: resumed
+        _ = try await ana.next()  // presence, untold during the pause
         try await ana.send(.subscribe(.init(target: .donation("d-a"), since: 0)))
         guard case .subscribed(let anas) = try await ana.next() else { return XCTFail("ana not subscribed again") }
         XCTAssertNil(anas.last, "positions kept for Ana were forgotten when her donation paused")

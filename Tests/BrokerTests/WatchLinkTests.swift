@@ -299,6 +299,50 @@ final class WatchLinkTests: XCTestCase {
         assertRefused(try await subscribe(early, .donation("d-3")), .notFound)
     }
 
+    // MARK: A link says nothing of its donor
+
+    /// The claims of a link as anyone who sees it can read them: base64url, no key needed.
+    private func readableClaims(of token: String) throws -> String {
+        let payload = String(try XCTUnwrap(token.split(separator: ".").dropFirst().first))
+        let data = try XCTUnwrap(Base64URL.decode(Array(payload.utf8)))
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func testALinkDoesNotCarryTheDonorsEmailAndTwoLinksShareNothingOfTheDonor() async throws {
+        let first = try await mint("d-1")
+        let second = try await mint("d-2")
+        for link in [first, second] {
+            let claims = try readableClaims(of: link.token).lowercased()
+            XCTAssertFalse(claims.contains("donor"), "the link names the donor: \(claims)")
+            XCTAssertFalse(claims.contains("example.org"), "the link names the donor's domain: \(claims)")
+            XCTAssertFalse(claims.contains("\"sub\""), "the link has a subject: \(claims)")
+        }
+        struct Donor: Decodable { let dnr: String }
+        let firstDonor = try JSONDecoder().decode(Donor.self, from: Data(try readableClaims(of: first.token).utf8)).dnr
+        let secondDonor = try JSONDecoder().decode(Donor.self, from: Data(try readableClaims(of: second.token).utf8)).dnr
+        XCTAssertNotEqual(firstDonor, secondDonor, "two links of one donor cannot be told to be the same person's")
+        XCTAssertEqual(firstDonor.count, 32)
+        // Still the donor's: the link opens its donation.
+        let watcher = try await open(first)
+        assertSubscribed(try await subscribe(watcher, .donation("d-1")), to: "d-1")
+    }
+
+    func testALinkWhoseDonorDigestIsNotTheDonationsDonorsOpensNothing() async throws {
+        let link = try await mint("d-1")
+        // Whoever holds the watch-link key, and writes another person into the digest, gets nothing.
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(key: WatchTokenVerifier.signingKey(backendKey: LiveBroker.backendKey)), digestAlgorithm: .sha256)
+        var claims = try await keys.verify(link.token, as: WatchTokenClaims.self)
+        let verifier = await WatchTokenVerifier(backendKey: LiveBroker.backendKey, ttlSeconds: 3600) { _ in nil }
+        claims.dnr = verifier.donorDigest(donor: "mallory@example.org", donation: "d-1", incarnation: claims.inc)
+        var header = JWTHeader()
+        header.typ = WatchTokenClaims.headerType
+        let forged = try await keys.sign(claims, header: header)
+        let (status, error) = try await upgradeRefusal(forged)
+        XCTAssertEqual(status, .unauthorized)
+        XCTAssertEqual(error, BrokerError(.unauthorized, "this watch link no longer opens anything: the donation it was made for has ended"))
+    }
+
     // MARK: Client tokens and watch links are never taken for each other
 
     func testAClientTokenIsNotAcceptedAsAWatchLink() async throws {

@@ -40,7 +40,9 @@ final class ArrivalTests: XCTestCase {
         fixture.move(to: .beingTakenTo)
         fixture.clock.advance(by: 1_000)
         fixture.publish(metres: 20)
-        XCTAssertEqual(try sink.frames().map(\.type), ["state", "state", "position"], "still far from the institution")
+        XCTAssertEqual(
+            try sink.frames().map(\.type), ["state", "state", "presence", "position"],
+            "the resume says where presence stands; still far from the institution")
     }
     /// The keeper skips a destination whose latitude alone is farther than the radius (a great circle is never
     /// shorter than its north-south part), so most publishes cost no trigonometry; the radius stays exact: due

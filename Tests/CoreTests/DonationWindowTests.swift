@@ -55,7 +55,7 @@ final class DonationWindowTests: XCTestCase {
 
         fixture.clock.advance(by: 1_000)
         fixture.move(to: .beingTakenTo)
-        XCTAssertEqual(try sink.frames().map(\.type), ["state"])
+        XCTAssertEqual(try sink.frames().map(\.type), ["state", "presence"], "the resume, then presence, untold during the pause")
         fixture.clock.advance(by: 1_000)
         XCTAssertNotNil(try fixture.publish().get().seq)
         XCTAssertEqual(try sink.frames().map(\.type), ["position"], "the new window is open")

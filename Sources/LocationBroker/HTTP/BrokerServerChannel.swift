@@ -170,7 +170,9 @@ struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         // once, rather than left waiting for the handshake timeout.
         configuration.enableErrorHandling = true
         configuration.enableResponseHeaderValidation = false
-        return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+        let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+        try channel.pipeline.syncOperations.addHandler(ParserErrorCloser())
+        return upgraded
     }
 
     func handle(value: Value, logger: Logger) async {
