@@ -22,7 +22,7 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A connection opened with a watch link asked for more than watching its one donation: publishing,
     /// subscribing by channel, or subscribing to another donation.
     case watchOnly = "watch-only"
-    /// A per-connection limit was reached, such as the number of subscriptions.
+    /// A limit was reached: subscriptions per connection, connections per identity, or a refusal budget.
     case limitReached = "limit-reached"
     /// A backend update asks for a move that Ponte's state machine forbids.
     case illegalTransition = "illegal-transition"

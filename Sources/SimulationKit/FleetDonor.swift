@@ -97,7 +97,8 @@ struct FleetDonor: Sendable {
     private func session(_ connection: BrokerConnection, checker: inout DeliveryChecker, rng: inout SeededRandom) async -> Outcome {
         let since = checker.maxSeq
         var request = 0
-        // A paused trip refuses subscriptions (`not-trackable`): ask again until it resumes or ends.
+        // A paused trip is subscribed to (`tracking: false`) and its resume arrives as a `state` frame. Only a
+        // donation that has not started is `not-trackable`: asked again until it starts or ends.
         subscribing: while true {
             request += 1
             let id = "s\(request)"

@@ -21,6 +21,8 @@ public final class FleetStats: Sendable {
         public var arrivals = 0
         public var reconnects = 0
         public var errors = 0
+        /// The errors by kind (``FleetStats/kind(of:)``), so a long run says what went wrong, not only how often.
+        public var errorKinds: [String: Int] = [:]
         public var latency = LatencySummary()
 
         public init() {}
@@ -55,8 +57,34 @@ public final class FleetStats: Sendable {
     public func error(_ message: String) {
         state.withLock {
             $0.counters.errors += 1
+            $0.counters.errorKinds[Self.kind(of: message), default: 0] += 1
             if $0.firstErrors.count < Self.errorsKept { $0.firstErrors.append(message) }
         }
+    }
+
+    /// An error message without what names one donation or volunteer: "donor of fleet-a1-7-2: connection failed: X"
+    /// is of kind "donor: connection failed: X"; numbers become `#`.
+    public static func kind(of message: String) -> String {
+        var text = Substring(message)
+        for (prefix, who) in [("donor of ", "donor"), ("volunteer ", "volunteer"), ("PUT ", "PUT"), ("DELETE ", "DELETE")] where text.hasPrefix(prefix) {
+            // The subject ends at whichever comes first after the prefix: ": " or " ".
+            let rest = text.dropFirst(prefix.count)
+            let end = [rest.range(of: ": ")?.lowerBound, rest.firstIndex(of: " ")].compactMap { $0 }.min() ?? rest.endIndex
+            text = Substring(who) + rest[end...]
+            break
+        }
+        var kind = ""
+        var inNumber = false
+        for character in text.prefix(100) {
+            if character.isNumber {
+                if !inNumber { kind.append("#") }
+                inNumber = true
+            } else {
+                kind.append(character)
+                inNumber = false
+            }
+        }
+        return kind
     }
 
     /// The counters now, with the latency percentiles so far.

@@ -32,6 +32,8 @@ public struct FleetSummary: Sendable, Codable {
             "  latency:    p50 \(ms(s.latency.p50)), p90 \(ms(s.latency.p90)), p99 \(ms(s.latency.p99)), max \(ms(s.latency.max)) (publish to donor, \(s.latency.count) samples)",
             "  errors:     \(s.errors)",
         ]
+        for (kind, count) in s.errorKinds.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) { lines.append("    \(count) x \(kind)") }
+        if !errors.isEmpty { lines.append("  first errors:") }
         for message in errors { lines.append("    - \(message)") }
         if s.errors > errors.count { lines.append("    ... and \(s.errors - errors.count) more") }
         lines.append(passed ? "RESULT: OK" : "RESULT: FAILED (lost or unexpected deliveries, rate limiting, or protocol errors; see above)")

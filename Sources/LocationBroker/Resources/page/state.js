@@ -187,12 +187,13 @@ function applySubscribed(s) {
     st.donationState = s.state;
     st.tracking = s.tracking === true;
     st.destination = s.destination || null;
-    st.online = s.online === true;
+    // `online` is null while the trip is paused: presence is told again with the resume.
+    st.online = typeof s.online === 'boolean' ? s.online : null;
     record('subscribed', 'Watching donation ' + s.donation + ': ' + words);
   } else {
     record('resubscribed', 'Subscribed again: ' + words);
     if (previousState !== s.state || wasTracking !== s.tracking) applyState(s.state, s.tracking === true, s.destination || null);
-    if (wasOnline !== s.online) applyPresence(s.online === true, null);
+    if (typeof s.online === 'boolean' && wasOnline !== s.online) applyPresence(s.online, null);
   }
   const since = st.resubscribeSince;
   st.resubscribeSince = null;
