@@ -37,6 +37,8 @@ public enum ConnectionChange: Sendable, Equatable {
     case reconnecting(delay: Duration, attempt: Int, reason: String)
     /// Connected and subscribed again, after the positions seen up to `since`.
     case reconnected(since: Int64?)
+    /// The device has no network (the app or the library's path monitor said so): no attempts until it is back.
+    case offline
 }
 
 /// What the broker said about the watched donation when the subscription was granted.
@@ -48,7 +50,8 @@ public struct DonationFacts: Sendable, Equatable {
     public var destination: Destination?
     public var home: Home
     public var institution: Institution?
-    public var online: Bool
+    /// Whether the volunteer is online; `nil` when the broker does not say (while the trip is paused).
+    public var online: Bool?
 
     init(_ subscribed: ServerFrame.Subscribed) {
         donation = subscribed.donation

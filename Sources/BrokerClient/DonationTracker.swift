@@ -33,7 +33,8 @@ public struct DonationTracker: Sendable {
         let new = DonationFacts(subscribed)
         if let old = facts {
             events += change(to: new.state, tracking: new.tracking, destination: new.destination, from: old)
-            if old.online != new.online { events.append(.presence(online: new.online, lastSeen: nil)) }
+            // While paused the broker does not tell presence (`online` null): nothing to announce.
+            if let online = new.online, old.online != online { events.append(.presence(online: online, lastSeen: nil)) }
         } else {
             events.append(.subscribed(new))
         }

@@ -78,12 +78,13 @@ public enum ServerFrame: Sendable, Equatable {
         public var institution: Institution?
         /// The newest position kept while this donation was trackable, if any.
         public var last: KeptPosition?
-        /// Whether the volunteer is connected and publishing.
-        public var online: Bool
+        /// Whether the volunteer is connected and publishing; `nil` (an explicit null) when the broker does not say,
+        /// as for a donor subscribed while the trip is paused.
+        public var online: Bool?
 
         public init(
             re: String?, channel: String, donation: String, state: DonationState, tracking: Bool, destination: Destination?,
-            home: Home, institution: Institution?, last: KeptPosition?, online: Bool
+            home: Home, institution: Institution?, last: KeptPosition?, online: Bool?
         ) {
             self.re = re
             self.channel = channel
@@ -112,7 +113,7 @@ public enum ServerFrame: Sendable, Equatable {
             try container.encode(home, forKey: .home)
             try container.encode(institution, forKey: .institution)
             try container.encode(last, forKey: .last)  // an explicit null before the first fix
-            try container.encode(online, forKey: .online)
+            try container.encode(online, forKey: .online)  // an explicit null when not told
         }
     }
 

@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 
 extension WatchState {
@@ -67,7 +68,7 @@ extension WatchState {
         var fields: [WatchLogEntry.Field] = [
             .init("donation", TerminalText.sanitized(subscribed.donation)), .init("channel", TerminalText.sanitized(subscribed.channel)),
             .init("state", subscribed.state.rawValue), .init("destination", subscribed.destination?.rawValue ?? "none"),
-            .init("online", String(subscribed.online)),
+            .init("online", subscribed.online.map(String.init) ?? "unknown"),
         ]
         if first {
             donationState = subscribed.state
@@ -81,8 +82,9 @@ extension WatchState {
             if previousState != subscribed.state || wasTracking != subscribed.tracking {
                 applyState(subscribed.state, tracking: subscribed.tracking, destination: subscribed.destination, now: now, into: &update)
             }
-            if wasOnline != subscribed.online {
-                applyPresence(online: subscribed.online, lastSeen: nil, now: now, into: &update)
+            // While paused the broker does not tell presence (`online` null).
+            if let newOnline = subscribed.online, wasOnline != newOnline {
+                applyPresence(online: newOnline, lastSeen: nil, now: now, into: &update)
             }
         }
         // After `since`, the backlog that follows ends with `last`: taking it now would drop the older ones.

@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 
 /// Everything the donor knows about the trip, built from the broker's frames by ``apply(_:now:)``.

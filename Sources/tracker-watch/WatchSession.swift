@@ -41,7 +41,8 @@ final class WatchSession {
         let (inputs, feed) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .bufferingNewest(1024))
         let watcher = watcher
         let running = Task {
-            let end = await watcher.run()
+            // One run per session's watcher: a second one cannot happen here.
+            let end = (try? await watcher.run()) ?? .stopped
             feed.yield(.finished(end))
         }
         let forwarding = Task {
@@ -80,6 +81,8 @@ final class WatchSession {
         switch event {
         case .connection(.connected):
             break
+        case .connection(.offline):
+            apply(.lost(reason: "this device has no network"))
         case .connection(.reconnecting(let delay, let attempt, let reason)):
             if case .live = state.connection { apply(.lost(reason: reason)) }
             apply(.retrying(attempt: attempt, at: now + Self.milliseconds(delay), reason: reason))

@@ -58,7 +58,7 @@ final class ClientFaultTests: XCTestCase {
             self.broker = Mutex(broker)
             self.proxy = proxy
             self.watcher = watcher
-            run = Task { await watcher.run() }
+            run = Task { (try? await watcher.run()) ?? .stopped }
             let recorder = recorder
             reader = Task { for await event in watcher { recorder.append(event) } }
         }

@@ -28,7 +28,7 @@ final class DonorJourneyTests: XCTestCase {
         XCTAssertEqual(subscribed.home, LiveBroker.home)
         XCTAssertEqual(subscribed.institution, LiveBroker.institution)
         XCTAssertNil(subscribed.last)
-        XCTAssertFalse(subscribed.online)
+        XCTAssertEqual(subscribed.online, false)
 
         // The volunteer drives towards the home; the donor sees them come online and move.
         let first = try await volunteer.publish(position(metresFromHome: 2_000), id: "p1")

@@ -159,7 +159,7 @@ final class OwnTracksTests: XCTestCase {
         let donor = try await live.connect(donorID)
         try await donor.send(.subscribe(.init(id: "s1", target: .donation("d-1"))))
         guard case .subscribed(let subscribed) = try await donor.next() else { return XCTFail("not subscribed") }
-        XCTAssertTrue(subscribed.online)
+        XCTAssertEqual(subscribed.online, true)
         XCTAssertEqual(subscribed.last?.position.accuracy, 14)
     }
 

@@ -26,7 +26,7 @@ final class PublisherFaultTests: XCTestCase {
         init(url: String, token: @escaping @Sendable () async throws -> String) {
             let publisher = VolunteerPublisher(url: url, options: .init(policy: ClientFaultTests.policy), token: token)
             self.publisher = publisher
-            run = Task { await publisher.run() }
+            run = Task { try? await publisher.run() }
             let log = log
             reader = Task { for await event in publisher.events { log.events.withLock { $0.append(event) } } }
         }

@@ -68,7 +68,7 @@ final class ClusterLinkTests: XCTestCase {
         fixture.hub.completePending(link.waiting.withLock { $0 })
         guard case .subscribed(let view) = try sink.frames().first else { return XCTFail("not answered") }
         XCTAssertEqual(view.last?.seq, 7)
-        XCTAssertTrue(view.online)
+        XCTAssertEqual(view.online, true)
     }
 
     func testASubscriptionWithdrawnBeforeItsAnswerIsEndedAndNeverAnswered() throws {
