@@ -1,0 +1,110 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import BrokerTestSupport
+@testable import LocationBroker
+
+/// A donor's `DonationWatcher` as SwiftUI uses it: several consumers of one watcher, and the screen state it keeps.
+final class WatcherConsumersTests: XCTestCase {
+    private func seqs(_ events: [DonationEvent]) -> [Int64] {
+        events.compactMap { if case .position(let seq, _) = $0 { seq } else { nil } }
+    }
+
+    func testOneOfTwoConsumersCancelledLeavesTheOtherEveryEventAndTheConnection() async throws {
+        try await withLiveBroker({
+            $0.heartbeatSeconds = 1
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
+        }) { live in
+            try await live.put("d-1", state: .beingLookedFor)
+            let watcher = DonationWatcher(url: live.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
+                try await LiveBroker.token("donor@example.org")
+            }
+            let kept = Mutex<[DonationEvent]>([])
+            let dropped = Mutex<[DonationEvent]>([])
+            let staying = watcher.makeAsyncIterator()
+            let leaving = watcher.makeAsyncIterator()
+            let keeper = Task {
+                var iterator = staying
+                while let event = await iterator.next() { kept.withLock { $0.append(event) } }
+            }
+            let quitter = Task {
+                var iterator = leaving
+                while let event = await iterator.next() { dropped.withLock { $0.append(event) } }
+            }
+            let running = Task { try await watcher.run() }
+            let volunteer = try await live.connect("vol@example.org")
+            do {
+                try await waitUntil("both consumers saw the subscription") {
+                    kept.withLock { $0.contains(.connection(.connected)) } && dropped.withLock { $0.contains(.connection(.connected)) }
+                }
+                let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
+                try await waitUntil("both consumers saw the first position") {
+                    seqs(kept.withLock { $0 }).contains(first) && seqs(dropped.withLock { $0 }).contains(first)
+                }
+                // The SwiftUI view that ran one of them went away.
+                quitter.cancel()
+                await quitter.value
+                var published = [first]
+                for step in 1...5 { published.append(try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))) }
+                try await waitUntil("the other consumer saw every position") { seqs(kept.withLock { $0 }) == published }
+                XCTAssertFalse(kept.withLock { $0 }.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "the connection stayed")
+                XCTAssertEqual(watcher.screen().phase, .live)
+                XCTAssertEqual(watcher.screen().position?.timestamp, kept.withLock { $0 }.last.flatMap { if case .position(_, let p) = $0 { p.timestamp } else { nil } })
+                do {
+                    try await watcher.run()
+                    XCTFail("a second run() was accepted")
+                } catch let error as BrokerClientError {
+                    XCTAssertEqual(error.kind, .alreadyRunning)
+                }
+            } catch {
+                XCTFail("\(error); events: \(kept.withLock { $0 })")
+            }
+            running.cancel()
+            _ = try await running.value(waitingFor: "the watcher ended once cancelled")
+            try await keeper.value(waitingFor: "the remaining consumer's events ended")
+            await volunteer.close()
+        }
+    }
+
+    /// Needs a broker that answers a donor's subscribe during a pause with `subscribed` (`tracking: false`); on an
+    /// older broker (which answers `not-trackable`) it is skipped.
+    func testAWatcherStartedDuringAPauseShowsPausedThenFollowsTheResume() async throws {
+        try await withLiveBroker({ $0.heartbeatSeconds = 1 }) { live in
+            try await live.put("d-1", state: .pickedByVolunteer)
+            let probe = try await live.connect("donor@example.org")
+            try await probe.send(.subscribe(.init(id: "probe", target: .donation("d-1"))))
+            let answer = try await probe.next()
+            await probe.close()
+            if case .error(let error) = answer, error.code == .notTrackable {
+                throw XCTSkip("this broker refuses a subscribe during a pause (not-trackable): the test needs paused subscriptions")
+            }
+            guard case .subscribed(let paused) = answer else { return XCTFail("unexpected answer: \(answer)") }
+            XCTAssertFalse(paused.tracking)
+            XCTAssertNil(paused.online, "presence is not told while paused")
+
+            let watcher = DonationWatcher(url: live.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
+                try await LiveBroker.token("donor@example.org")
+            }
+            let running = Task { try await watcher.run() }
+            let volunteer = try await live.connect("vol@example.org")
+            do {
+                try await waitUntil("the screen shows the pause") { watcher.screen().phase == .paused }
+                try await live.put("d-1", state: .beingTakenTo)
+                try await waitUntil("the screen waits for the volunteer's location") { watcher.screen().phase == .waiting }
+                let seq = try await volunteer.publishKept(position(metresFromHome: 300))
+                try await waitUntil("the screen is live") { watcher.screen().phase == .live }
+                XCTAssertNotNil(watcher.screen().distance)
+                XCTAssertGreaterThan(seq, 0)
+            } catch {
+                XCTFail("\(error); screen: \(watcher.screen())")
+            }
+            running.cancel()
+            _ = try await running.value(waitingFor: "the watcher ended once cancelled")
+            await volunteer.close()
+        }
+    }
+}
