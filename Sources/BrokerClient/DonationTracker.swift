@@ -5,7 +5,7 @@ import BrokerProtocol
 ///
 /// A value type with no I/O, used by ``DonationWatcher``: every frame becomes the ``DonationEvent``s the app
 /// sees. It drops positions seen before, so what it yields is in strictly rising seq order, each seq once.
-public struct DonationTracker: Sendable {
+public struct DonationTracker: Sendable, Equatable {
     /// The highest seq yielded, sent as `since` after a reconnect.
     public private(set) var highestSeq: Int64?
     /// What the last `subscribed` said, updated by later frames.

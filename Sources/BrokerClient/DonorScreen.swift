@@ -98,10 +98,10 @@ public struct DonorScreen: Sendable, Equatable {
             trail.append(fix)
             if trail.count > DonorViewRules.trailLimit { trail.removeFirst(trail.count - DonorViewRules.trailLimit) }
         case .paused(let new):
+            // Presence is kept as last told: a broker stops telling it during a pause, and tells it again on resuming.
             state = new
             tracking = false
             destination = nil
-            volunteerOnline = nil
         case .resumed(let new, let to):
             state = new
             tracking = true
@@ -123,6 +123,11 @@ public struct DonorScreen: Sendable, Equatable {
             ended = end
             tracking = false
             destination = nil
+            switch end {
+            case .unsubscribed(.delivered): state = .delivered
+            case .unsubscribed(.cancelled): state = .cancelled
+            default: break
+            }
         case .waitingForFirstPosition, .stale, .fresh:
             // Derived here from the position and the clock.
             break
