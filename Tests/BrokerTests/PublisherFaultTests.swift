@@ -53,11 +53,7 @@ final class PublisherFaultTests: XCTestCase {
         url: ((LiveBroker) async throws -> String)? = nil, token: @escaping @Sendable () async throws -> String,
         _ body: (LiveBroker, PublisherRun, BrokerConnection) async throws -> Void
     ) async throws {
-        let live = try await startBroker {
-            $0.heartbeatSeconds = 1
-            $0.publishRate = 1000
-            $0.publishBurst = 1000
-        }
+        let live = try await startClientBroker()
         try await live.put("d-1", state: .beingLookedFor)
         let run = PublisherRun(url: try await url?(live) ?? live.webSocketURL, token: token)
         let donor = try await live.connect("donor@example.org")

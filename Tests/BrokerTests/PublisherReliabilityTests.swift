@@ -65,11 +65,7 @@ final class PublisherReliabilityTests: XCTestCase {
     /// A broker with d-1 trackable, a phone through a proxy, a donor subscribed directly; everything is stopped
     /// after `body`, whatever happened.
     private func withPhone(ackTimeout: Duration = .seconds(10), _ body: (LiveBroker, Phone, BrokerConnection) async throws -> Void) async throws {
-        let live = try await startBroker {
-            $0.heartbeatSeconds = 1
-            $0.publishRate = 1000
-            $0.publishBurst = 1000
-        }
+        let live = try await startClientBroker()
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
         addTeardownBlock { await proxy.stop() }

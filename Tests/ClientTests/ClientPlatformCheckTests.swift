@@ -54,22 +54,21 @@ final class ClientPlatformCheckTests: XCTestCase {
         XCTAssertTrue(run.output.contains("swift-nio-transport-services"), "the Apple-only transport is part of what is checked: \(run.output)")
     }
 
+    /// Checks the graph as if we declared `declared`: it must fail, saying `reason`.
+    private func expectRefusal(declaring declared: String, _ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let run = try check(["--declared", declared])
+        XCTAssertEqual(run.status, 1, file: file, line: line)
+        XCTAssertTrue(run.errors.contains(reason), run.errors, file: file, line: line)
+    }
+
     func testAFloorLoweredBelowADependencysFails() throws {
-        let iOS = try check(["--declared", "ios=15"])
-        XCTAssertEqual(iOS.status, 1)
-        XCTAssertTrue(iOS.errors.contains("swift-websocket needs iOS 16.0, above the iOS 15.0 the package declares"), iOS.errors)
-        let macOS = try check(["--declared", "macos=12"])
-        XCTAssertEqual(macOS.status, 1)
-        XCTAssertTrue(macOS.errors.contains("swift-websocket needs macOS 13.0, above the macOS 12.0 the package declares"), macOS.errors)
+        try expectRefusal(declaring: "ios=15", "swift-websocket needs iOS 16.0, above the iOS 15.0 the package declares")
+        try expectRefusal(declaring: "macos=12", "swift-websocket needs macOS 13.0, above the macOS 12.0 the package declares")
     }
 
     func testAFloorRaisedAboveTheGoalFails() throws {
-        let run = try check(["--declared", "ios=17"])
-        XCTAssertEqual(run.status, 1)
-        XCTAssertTrue(run.errors.contains("the package declares iOS 17.0, above the goal iOS 16.0"), run.errors)
-        let macOS = try check(["--declared", "macos=15"])
-        XCTAssertEqual(macOS.status, 1)
-        XCTAssertTrue(macOS.errors.contains("the package declares macOS 15.0, above the goal macOS 13.0"), macOS.errors)
+        try expectRefusal(declaring: "ios=17", "the package declares iOS 17.0, above the goal iOS 16.0")
+        try expectRefusal(declaring: "macos=15", "the package declares macOS 15.0, above the goal macOS 13.0")
     }
 
     func testAnExactPinOnAReachedPackageFails() throws {
