@@ -41,6 +41,26 @@ public enum ConnectionChange: Sendable, Equatable {
     case offline
 }
 
+/// Where a client's link to the broker stands now: the state a screen shows ("Offline, reconnecting in 3 s"), kept
+/// from the ``ConnectionChange``s.
+public enum LinkState: Sendable, Equatable {
+    case connecting
+    case connected
+    /// Lost; the next attempt is at `at` (milliseconds since the Unix epoch).
+    case reconnecting(attempt: Int, at: Int64, reason: String)
+    /// The device has no network.
+    case noNetwork
+
+    /// The state after `change`, which happened at `now`.
+    public static func after(_ change: ConnectionChange, now: Int64) -> LinkState {
+        switch change {
+        case .connected, .reconnected: .connected
+        case .reconnecting(let delay, let attempt, let reason): .reconnecting(attempt: attempt, at: now + delay.milliseconds, reason: reason)
+        case .offline: .noNetwork
+        }
+    }
+}
+
 /// What the broker said about the watched donation when the subscription was granted.
 public struct DonationFacts: Sendable, Equatable {
     public var donation: String

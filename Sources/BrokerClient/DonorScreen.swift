@@ -28,18 +28,9 @@ public struct DonorScreen: Sendable, Equatable {
         case ended
     }
 
-    /// This device's link to the broker.
-    public enum Link: Sendable, Equatable {
-        case connecting
-        case connected
-        /// Lost; the next attempt is at `at`.
-        case reconnecting(attempt: Int, at: Int64, reason: String)
-        /// The device has no network.
-        case noNetwork
-    }
-
     public private(set) var phase: Phase = .connecting
-    public private(set) var link: Link = .connecting
+    /// This device's link to the broker.
+    public private(set) var link: LinkState = .connecting
     /// What the broker said of the donation: home, institution, channel.
     public private(set) var facts: DonationFacts?
     public private(set) var state: DonationState?
@@ -81,11 +72,7 @@ public struct DonorScreen: Sendable, Equatable {
         guard ended == nil else { return }
         switch event {
         case .connection(let change):
-            switch change {
-            case .connected, .reconnected: link = .connected
-            case .reconnecting(let delay, let attempt, let reason): link = .reconnecting(attempt: attempt, at: now + delay.milliseconds, reason: reason)
-            case .offline: link = .noNetwork
-            }
+            link = LinkState.after(change, now: now)
         case .subscribed(let new):
             facts = new
             state = new.state

@@ -116,6 +116,7 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     private let outbox = NIOLockedValueBox(FixOutbox<BrokerConnection>())
     private let broadcast: EventBroadcast<Event>
     private let control = LinkControl()
+    private let linkState = NIOLockedValueBox(LinkState.connecting)
 
     /// - Parameters:
     ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
@@ -137,6 +138,9 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
 
     /// The newest audience the broker reported, if any ack came yet.
     public var audience: Audience? { outbox.withLockedValue { $0.audience } }
+
+    /// Where the link to the broker stands now (the `.connection` events, as a state).
+    public var link: LinkState { linkState.withLockedValue { $0 } }
 
     /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one
     /// kept is then superseded). A fix not newer than one already handed over is superseded at once: the
@@ -167,7 +171,7 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
             broadcast.finish()
         }
         while true {
-            switch await link.nextConnection(announce: { broadcast.yield(.connection($0)) }, idle: {}) {
+            switch await link.nextConnection(announce: { announce($0) }, idle: {}) {
             case .cancelled:
                 broadcast.yield(.stopped("stopped"))
                 return
@@ -205,7 +209,7 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
                 continue
             case .frame(.welcome(let welcome), _):
                 link.welcomed(heartbeatSeconds: welcome.heartbeat)
-                broadcast.yield(.connection(connectedOnce ? .reconnected(since: nil) : .connected))
+                announce(connectedOnce ? .reconnected(since: nil) : .connected)
                 connectedOnce = true
                 await flush(on: connection)
             case .frame(.ack(let ack), _):
@@ -234,6 +238,11 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
         report(outcomes)
         guard let (position, id) = send else { return }
         try? await connection.send(.publish(.init(id: id, position: position)))
+    }
+
+    private func announce(_ change: ConnectionChange) {
+        linkState.withLockedValue { $0 = LinkState.after(change, now: DonorScreen.wallClock()) }
+        broadcast.yield(.connection(change))
     }
 
     private func report(_ outcomes: [FixOutcome]) {

@@ -46,7 +46,8 @@ enum WebSocketTransport {
     /// Network.framework's TLS options: the system's trust, or only the app's roots.
     private static func transportServicesOptions(_ tls: BrokerTLS?) -> TSTLSOptions {
         let options = NWProtocolTLS.Options()
-        let anchors = (tls?.trustedRootsDER ?? []).compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
+        // Immutable certificates, read only by the verify block on its own queue.
+        nonisolated(unsafe) let anchors = (tls?.trustedRootsDER ?? []).compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
         if !anchors.isEmpty {
             sec_protocol_options_set_verify_block(
                 options.securityProtocolOptions,

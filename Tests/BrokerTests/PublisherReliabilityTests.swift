@@ -144,6 +144,7 @@ final class PublisherReliabilityTests: XCTestCase {
                 phone.proxy.refuse(for: .milliseconds(1900))
                 await phone.proxy.reset()
                 let offline = phone.proxy.accepted
+                try await waitUntil("the publisher says it has no network", deadline: .now + .seconds(2)) { phone.publisher.link == .noNetwork }
                 // A little more than 2 s, at a random point of the client's 250 ms tick.
                 try await Task.sleep(for: .milliseconds(2_000 + Int64.random(in: 0..<250)))
                 XCTAssertEqual(phone.proxy.accepted, offline, "no attempt while offline (cycle \(cycle))")
@@ -158,6 +159,7 @@ final class PublisherReliabilityTests: XCTestCase {
                     arrived = next.timestamp == fix.timestamp
                 }
                 XCTAssertTrue(arrived, "the fix after the network's return reached the donor (cycle \(cycle))")
+                XCTAssertEqual(phone.publisher.link, .connected)
                 returns.append(ContinuousClock.now - back)
                 try await Task.sleep(for: .seconds(1))
             }
