@@ -108,3 +108,100 @@ final class WatcherConsumersTests: XCTestCase {
         }
     }
 }
+
+/// The donor's phone loses its network now and then: no attempts while it is away, and a position published during
+/// the cut reaches the screen soon after the network comes back.
+final class WatcherNetworkTests: XCTestCase {
+    func testAPositionPublishedDuringACutReachesTheDonorWithinASecondOfTheNetworksReturn() async throws {
+        let live = try await startClientBroker()
+        try await live.put("d-1", state: .beingLookedFor)
+        let proxy = try await FaultProxy.start(target: live.port)
+        addTeardownBlock { await proxy.stop() }
+        let tokenCalls = TokenCounter()
+        let watcher = DonationWatcher(url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
+            tokenCalls.count()
+            return try await LiveBroker.token("donor@example.org")
+        }
+        let recorder = ClientFaultTests.Recorder()
+        let events = watcher.makeAsyncIterator()
+        let reader = Task {
+            var iterator = events
+            while let event = await iterator.next() { recorder.append(event) }
+        }
+        let running = Task { try await watcher.run() }
+        let volunteer = try await live.connect("vol@example.org")
+        do {
+            try await recorder.wait(for: "connected") { $0 == .connection(.connected) }
+            let acceptedBefore = proxy.accepted
+            var returns: [Duration] = []
+            for cycle in 0..<3 {
+                watcher.networkLost()
+                proxy.refuse(for: .milliseconds(1900))
+                await proxy.reset()
+                try await waitUntil("the screen says there is no network", deadline: .now + .seconds(2)) { watcher.screen().link == .noNetwork }
+                let offline = proxy.accepted
+                let seq = try await volunteer.publishKept(position(metresFromHome: 1_000 - Double(cycle) * 100))
+                try await Task.sleep(for: .milliseconds(2_000 + Int64.random(in: 0..<250)))
+                XCTAssertEqual(proxy.accepted, offline, "no attempt while offline (cycle \(cycle))")
+                watcher.networkAvailable()
+                let took = try await recorder.wait(for: "the position published during the cut (cycle \(cycle))", within: .seconds(5)) {
+                    if case .position(seq, _) = $0 { true } else { false }
+                }
+                returns.append(took)
+            }
+            let attempts = proxy.accepted - acceptedBefore
+            print("WatcherNetworkTests: 3 cuts of 2 s: \(attempts) attempts, \(tokenCalls.value) token calls; position shown after the return in \(returns)")
+            XCTAssertLessThanOrEqual(attempts, 4)
+            XCTAssertEqual(tokenCalls.value, 1)
+            for took in returns { XCTAssertLessThan(took, .milliseconds(1500), "within a second plus the round trip") }
+            XCTAssertEqual(recorder.positions, recorder.positions.sorted())
+        } catch {
+            XCTFail("\(error); events: \(recorder.all)")
+        }
+        running.cancel()
+        _ = try await running.value(waitingFor: "the watcher ended once cancelled")
+        try await reader.value(waitingFor: "the watcher's events ended")
+        await volunteer.close()
+        await proxy.stop()
+        try await live.stop()
+    }
+
+    func testTheObservableModelFollowsTheWatcher() async throws {
+        try await withLiveBroker({ $0.heartbeatSeconds = 1 }) { live in
+            try await live.put("d-1", state: .beingLookedFor)
+            let watcher = DonationWatcher(url: live.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
+                try await LiveBroker.token("donor@example.org")
+            }
+            let model = await MainActor.run { DonorScreenModel(watcher: watcher, clockTick: .milliseconds(100)) }
+            let screen = { await MainActor.run { model.screen } }
+            let initial = await screen()
+            XCTAssertEqual(initial.phase, .connecting)
+            let following = Task { await model.follow() }
+            let running = Task { try await watcher.run() }
+            let volunteer = try await live.connect("vol@example.org")
+            do {
+                try await waitUntil("the model waits for a position") { await screen().phase == .waiting }
+                _ = try await volunteer.publishKept(position(metresFromHome: 700))
+                try await waitUntil("the model is live") { await screen().phase == .live }
+                let live = await screen()
+                XCTAssertEqual(live.distance ?? 0, 700, accuracy: 1)
+            } catch {
+                XCTFail("\(error); screen: \(await screen())")
+            }
+            following.cancel()
+            await following.value
+            running.cancel()
+            _ = try await running.value(waitingFor: "the watcher ended once cancelled")
+            await volunteer.close()
+        }
+    }
+}
+
+/// Counts the token provider's calls.
+final class TokenCounter: Sendable {
+    private let calls = Mutex(0)
+
+    func count() { calls.withLock { $0 += 1 } }
+
+    var value: Int { calls.withLock { $0 } }
+}
