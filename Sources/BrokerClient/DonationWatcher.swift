@@ -46,7 +46,7 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
         public var notTrackableRetry: Duration
         /// How often time is let pass (staleness, deadlines) when nothing arrives.
         public var tick: Duration
-        /// How many events may wait for the consumer.
+        /// How many events may wait for each consumer (the oldest are dropped beyond).
         public var bufferLimit: Int
 
         public init(

@@ -30,9 +30,6 @@ struct LinkSupervisor {
     private let tick: Duration
     private let logger: Logger
     private var action: ConnectionStateMachine.Action
-    /// Attempts made (each one may have called the token provider only when its token was missing, near expiry
-    /// or refused).
-    private(set) var attempts = 0
 
     init(machine: ConnectionStateMachine, connector: ReconnectingConnector, control: LinkControl, tick: Duration, logger: Logger) {
         self.machine = machine
@@ -70,7 +67,6 @@ struct LinkSupervisor {
                 // A nudge that came meanwhile is answered by this attempt.
                 _ = control.takeNudge()
                 machine.attempting(now: .now)
-                attempts += 1
                 switch await connector.open(keepalive: keepalive, renewToken: renew) {
                 case .opened(let connection):
                     machine.opened(now: .now)
