@@ -129,7 +129,8 @@ struct LinkSupervisor {
         machine.stop()
     }
 
+    /// Waits up to `duration`; the app's word ends it early.
     private func pause(_ duration: Duration) async {
-        try? await Task.sleep(for: duration)
+        await control.nap(duration)
     }
 }
