@@ -14,6 +14,8 @@ import BrokerProtocol
 ///   ``keepalive`` (a ping every period; no answer by the next one closes the socket), which bounds the silence
 ///   it tolerates by two periods. Before `welcome`, ``openDeadline`` bounds the wait for it.
 /// - Endings: see ``verdict(for:)``: retry, new token then retry, or stop.
+/// - The network's return: ``connectivityReturned(now:)`` cuts a wait short and starts the backoff over, at most
+///   one attempt per ``Policy/minimumAttemptGap`` (the owner reports each attempt's start with ``attempting(now:)``).
 public struct ConnectionStateMachine: Sendable {
     /// The numbers the rules use. The defaults suit a phone; tests shrink them.
     public struct Policy: Sendable, Equatable {

@@ -40,3 +40,30 @@ final class EventBroadcastTests: XCTestCase {
         XCTAssertEqual(got, [8, 9, 10], "the oldest unread are dropped beyond the limit")
     }
 }
+
+/// The run loop's nap between attempts: the app's word ends it at once, otherwise its deadline does.
+final class LinkControlTests: XCTestCase {
+    func testANapEndsAtItsDeadlineOrAtOnceWhenTheAppSpeaks() async {
+        let control = LinkControl()
+        var start = ContinuousClock.now
+        await control.nap(.milliseconds(100))
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(100))
+
+        start = ContinuousClock.now
+        let napping = Task { await control.nap(.seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        control.networkAvailable()
+        await napping.value
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), "woken by the network's return")
+        XCTAssertEqual(control.takeNudge(), .connectivity)
+        XCTAssertNil(control.takeNudge(), "taken once")
+
+        start = ContinuousClock.now
+        let cancelled = Task { await control.nap(.seconds(30)) }
+        cancelled.cancel()
+        await cancelled.value
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), "cancellation ends a nap")
+        XCTAssertTrue(control.claimRun())
+        XCTAssertFalse(control.claimRun(), "one run")
+    }
+}
