@@ -166,6 +166,57 @@ final class WatcherNetworkTests: XCTestCase {
         try await live.stop()
     }
 
+    /// The app comes to the foreground on a path that went silent: the connection is replaced at once, long before
+    /// the keepalive (heartbeat 5 s: two periods, 10 s) would have noticed; on a path that is not silent, nothing
+    /// happens.
+    func testComingToTheForegroundReplacesASilentConnectionAtOnce() async throws {
+        let live = try await startClientBroker(heartbeatSeconds: 5)
+        try await live.put("d-1", state: .beingLookedFor)
+        let proxy = try await FaultProxy.start(target: live.port)
+        addTeardownBlock { await proxy.stop() }
+        var policy = ClientFaultTests.policy
+        policy.silenceBeforeReplacing = .milliseconds(500)
+        let watcher = DonationWatcher(url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: policy)) {
+            try await LiveBroker.token("donor@example.org")
+        }
+        let recorder = ClientFaultTests.Recorder()
+        let events = watcher.makeAsyncIterator()
+        let reader = Task {
+            var iterator = events
+            while let event = await iterator.next() { recorder.append(event) }
+        }
+        let running = Task { try await watcher.run() }
+        let volunteer = try await live.connect("vol@example.org")
+        do {
+            try await recorder.wait(for: "connected") { $0 == .connection(.connected) }
+            let first = try await volunteer.publishKept(position(metresFromHome: 1_200))
+            try await recorder.wait(for: "the first position") { if case .position(first, _) = $0 { true } else { false } }
+            // Not silent (a position just came): the foreground changes nothing.
+            watcher.appEnteredForeground()
+            try await Task.sleep(for: .milliseconds(300))
+            XCTAssertFalse(recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "a live connection was kept")
+
+            proxy.silence()
+            let second = try await volunteer.publishKept(position(metresFromHome: 1_100))
+            try await Task.sleep(for: .seconds(1))
+            watcher.appEnteredForeground()
+            let took = try await recorder.wait(for: "the position published on the silent path", within: .seconds(5)) {
+                if case .position(second, _) = $0 { true } else { false }
+            }
+            print("WatcherNetworkTests: foreground on a silent path: the position shown \(took) later")
+            XCTAssertLessThan(took, .seconds(2), "replaced at once, not after two 5 s heartbeats")
+            XCTAssertTrue(recorder.all.contains(.connection(.reconnected(since: first))))
+        } catch {
+            XCTFail("\(error); events: \(recorder.all)")
+        }
+        running.cancel()
+        _ = try await running.value(waitingFor: "the watcher ended once cancelled")
+        try await reader.value(waitingFor: "the watcher's events ended")
+        await volunteer.close()
+        await proxy.stop()
+        try await live.stop()
+    }
+
     func testTheObservableModelFollowsTheWatcher() async throws {
         try await withLiveBroker({ $0.heartbeatSeconds = 1 }) { live in
             try await live.put("d-1", state: .beingLookedFor)
