@@ -192,6 +192,22 @@ final class PublisherReliabilityTests: XCTestCase {
         }
     }
 
+    func testTheObservableStatusFollowsThePublisher() async throws {
+        try await withPhone { _, phone, _ in
+            let status = await MainActor.run { PublisherStatusModel(publisher: phone.publisher) }
+            let following = Task { await status.follow() }
+            let fix = position(metresFromHome: 900)
+            await phone.publisher.publish(fix)
+            try await waitUntil("the model shows the fix accepted and who watches") {
+                await MainActor.run { status.lastOutcome?.position == fix && status.audience == .init(tracking: true, watchers: 1) }
+            }
+            let link = await MainActor.run { status.link }
+            XCTAssertEqual(link, .connected)
+            following.cancel()
+            await following.value
+        }
+    }
+
     func testASecondRunIsRefused() async throws {
         try await withPhone { _, phone, _ in
             do {
