@@ -112,13 +112,28 @@ final class WatcherConsumersTests: XCTestCase {
 /// The donor's phone loses its network now and then: no attempts while it is away, and a position published during
 /// the cut reaches the screen soon after the network comes back.
 final class WatcherNetworkTests: XCTestCase {
-    func testAPositionPublishedDuringACutReachesTheDonorWithinASecondOfTheNetworksReturn() async throws {
-        let live = try await startClientBroker()
+    /// What a test through the proxy gets: the broker, the proxy, the watcher, what it yielded, the volunteer
+    /// connected directly, and the token calls.
+    private struct Setup {
+        let live: LiveBroker
+        let proxy: FaultProxy
+        let watcher: DonationWatcher
+        let recorder: ClientFaultTests.Recorder
+        let volunteer: BrokerConnection
+        let tokenCalls: TokenCounter
+    }
+
+    /// A broker with d-1 trackable, a watcher of it through a fault proxy and a volunteer connected directly;
+    /// `body` runs once the watcher is connected, and everything is stopped after it, whatever happened.
+    private func withWatcherThroughProxy(
+        heartbeatSeconds: Int = 1, policy: ConnectionStateMachine.Policy = ClientFaultTests.policy, _ body: (Setup) async throws -> Void
+    ) async throws {
+        let live = try await startClientBroker(heartbeatSeconds: heartbeatSeconds)
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
         addTeardownBlock { await proxy.stop() }
         let tokenCalls = TokenCounter()
-        let watcher = DonationWatcher(url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
+        let watcher = DonationWatcher(url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: policy)) {
             tokenCalls.count()
             return try await LiveBroker.token("donor@example.org")
         }
@@ -132,29 +147,7 @@ final class WatcherNetworkTests: XCTestCase {
         let volunteer = try await live.connect("vol@example.org")
         do {
             try await recorder.wait(for: "connected") { $0 == .connection(.connected) }
-            let acceptedBefore = proxy.accepted
-            var returns: [Duration] = []
-            for cycle in 0..<3 {
-                watcher.networkLost()
-                proxy.refuse(for: .milliseconds(1900))
-                await proxy.reset()
-                try await waitUntil("the screen says there is no network", deadline: .now + .seconds(2)) { watcher.screen().link == .noNetwork }
-                let offline = proxy.accepted
-                let seq = try await volunteer.publishKept(position(metresFromHome: 1_000 - Double(cycle) * 100))
-                try await Task.sleep(for: .milliseconds(2_000 + Int64.random(in: 0..<250)))
-                XCTAssertEqual(proxy.accepted, offline, "no attempt while offline (cycle \(cycle))")
-                watcher.networkAvailable()
-                let took = try await recorder.wait(for: "the position published during the cut (cycle \(cycle))", within: .seconds(5)) {
-                    if case .position(seq, _) = $0 { true } else { false }
-                }
-                returns.append(took)
-            }
-            let attempts = proxy.accepted - acceptedBefore
-            print("WatcherNetworkTests: 3 cuts of 2 s: \(attempts) attempts, \(tokenCalls.value) token calls; position shown after the return in \(returns)")
-            XCTAssertLessThanOrEqual(attempts, 4)
-            XCTAssertEqual(tokenCalls.value, 1)
-            for took in returns { XCTAssertLessThan(took, .milliseconds(1500), "within a second plus the round trip") }
-            XCTAssertEqual(recorder.positions, recorder.positions.sorted())
+            try await body(Setup(live: live, proxy: proxy, watcher: watcher, recorder: recorder, volunteer: volunteer, tokenCalls: tokenCalls))
         } catch {
             XCTFail("\(error); events: \(recorder.all)")
         }
@@ -166,38 +159,53 @@ final class WatcherNetworkTests: XCTestCase {
         try await live.stop()
     }
 
+    func testAPositionPublishedDuringACutReachesTheDonorWithinASecondOfTheNetworksReturn() async throws {
+        try await withWatcherThroughProxy { setup in
+            let (proxy, watcher, recorder) = (setup.proxy, setup.watcher, setup.recorder)
+            let acceptedBefore = proxy.accepted
+            var returns: [Duration] = []
+            for cycle in 0..<3 {
+                watcher.networkLost()
+                proxy.refuse(for: .milliseconds(1900))
+                await proxy.reset()
+                try await waitUntil("the screen says there is no network", deadline: .now + .seconds(2)) { watcher.screen().link == .noNetwork }
+                let offline = proxy.accepted
+                let seq = try await setup.volunteer.publishKept(position(metresFromHome: 1_000 - Double(cycle) * 100))
+                try await Task.sleep(for: .milliseconds(2_000 + Int64.random(in: 0..<250)))
+                XCTAssertEqual(proxy.accepted, offline, "no attempt while offline (cycle \(cycle))")
+                watcher.networkAvailable()
+                let took = try await recorder.wait(for: "the position published during the cut (cycle \(cycle))", within: .seconds(5)) {
+                    if case .position(seq, _) = $0 { true } else { false }
+                }
+                returns.append(took)
+            }
+            let attempts = proxy.accepted - acceptedBefore
+            let tokenCalls = setup.tokenCalls.value
+            print("WatcherNetworkTests: 3 cuts of 2 s: \(attempts) attempts, \(tokenCalls) token calls; position shown after the return in \(returns)")
+            XCTAssertLessThanOrEqual(attempts, 4)
+            XCTAssertEqual(tokenCalls, 1)
+            for took in returns { XCTAssertLessThan(took, .milliseconds(1500), "within a second plus the round trip") }
+            XCTAssertEqual(recorder.positions, recorder.positions.sorted())
+        }
+    }
+
     /// The app comes to the foreground on a path that went silent: the connection is replaced at once, long before
     /// the keepalive (heartbeat 5 s: two periods, 10 s) would have noticed; on a path that is not silent, nothing
     /// happens.
     func testComingToTheForegroundReplacesASilentConnectionAtOnce() async throws {
-        let live = try await startClientBroker(heartbeatSeconds: 5)
-        try await live.put("d-1", state: .beingLookedFor)
-        let proxy = try await FaultProxy.start(target: live.port)
-        addTeardownBlock { await proxy.stop() }
         var policy = ClientFaultTests.policy
         policy.silenceBeforeReplacing = .milliseconds(500)
-        let watcher = DonationWatcher(url: proxy.webSocketURL, target: .donation("d-1"), options: .init(policy: policy)) {
-            try await LiveBroker.token("donor@example.org")
-        }
-        let recorder = ClientFaultTests.Recorder()
-        let events = watcher.makeAsyncIterator()
-        let reader = Task {
-            var iterator = events
-            while let event = await iterator.next() { recorder.append(event) }
-        }
-        let running = Task { try await watcher.run() }
-        let volunteer = try await live.connect("vol@example.org")
-        do {
-            try await recorder.wait(for: "connected") { $0 == .connection(.connected) }
-            let first = try await volunteer.publishKept(position(metresFromHome: 1_200))
+        try await withWatcherThroughProxy(heartbeatSeconds: 5, policy: policy) { setup in
+            let (watcher, recorder) = (setup.watcher, setup.recorder)
+            let first = try await setup.volunteer.publishKept(position(metresFromHome: 1_200))
             try await recorder.wait(for: "the first position") { if case .position(first, _) = $0 { true } else { false } }
             // Not silent (a position just came): the foreground changes nothing.
             watcher.appEnteredForeground()
             try await Task.sleep(for: .milliseconds(300))
             XCTAssertFalse(recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "a live connection was kept")
 
-            proxy.silence()
-            let second = try await volunteer.publishKept(position(metresFromHome: 1_100))
+            setup.proxy.silence()
+            let second = try await setup.volunteer.publishKept(position(metresFromHome: 1_100))
             try await Task.sleep(for: .seconds(1))
             watcher.appEnteredForeground()
             let took = try await recorder.wait(for: "the position published on the silent path", within: .seconds(5)) {
@@ -206,15 +214,7 @@ final class WatcherNetworkTests: XCTestCase {
             print("WatcherNetworkTests: foreground on a silent path: the position shown \(took) later")
             XCTAssertLessThan(took, .seconds(2), "replaced at once, not after two 5 s heartbeats")
             XCTAssertTrue(recorder.all.contains(.connection(.reconnected(since: first))))
-        } catch {
-            XCTFail("\(error); events: \(recorder.all)")
         }
-        running.cancel()
-        _ = try await running.value(waitingFor: "the watcher ended once cancelled")
-        try await reader.value(waitingFor: "the watcher's events ended")
-        await volunteer.close()
-        await proxy.stop()
-        try await live.stop()
     }
 
     func testTheObservableModelFollowsTheWatcher() async throws {
