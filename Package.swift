@@ -4,7 +4,10 @@ import PackageDescription
 
 let package = Package(
     name: "location-broker",
-    platforms: [.macOS(.v15)],
+    // The floor an app that adds the `BrokerClient` product needs: iOS 16 and macOS 13, as WSClient. The broker and the
+    // tools run on Linux, where these do not apply; `scripts/check-client-platforms` holds every package the client
+    // reaches to them.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "location-broker", targets: ["location-broker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
@@ -13,15 +16,17 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", exact: "2.37.6"),
-        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", exact: "1.6.2"),
-        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Network.framework under WSClient on Apple platforms; the client's own code uses it there only.
+        .package(url: "https://github.com/apple/swift-nio-transport-services.git", from: "1.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-collections.git", exact: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
@@ -46,6 +51,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(
+                    name: "NIOTransportServices", package: "swift-nio-transport-services",
+                    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -161,7 +170,7 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
     ]
     package.targets += [
         // The donor's view in a terminal: a pure renderer (view model -> screen lines) and a thin executable.
-        .target(name: "WatchRendering", dependencies: ["BrokerProtocol"]),
+        .target(name: "WatchRendering", dependencies: ["BrokerClient", "BrokerProtocol"]),
         .executableTarget(
             name: "tracker-watch",
             dependencies: [
@@ -173,7 +182,7 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
             ],
             path: "Sources/tracker-watch"
         ),
-        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerProtocol"]),
+        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerClient", "BrokerProtocol"]),
         // Simulated fleets and the load benchmark: motion, lifecycle, load clients and reports, then a thin executable.
         .target(
             name: "SimulationKit",

@@ -2,10 +2,9 @@ import BrokerProtocol
 import Foundation
 import HTTPTypes
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
-import NIOSSL
 import NIOWebSocket
-import Synchronization
 import WSClient
 
 /// A WebSocket connection to a location broker, for the simulator, the watcher and the tests.
@@ -13,10 +12,11 @@ import WSClient
 /// Frames are read in order with ``next(timeout:)``; frames are sent with ``send(_:)``.
 public final class BrokerConnection: Sendable {
     private let events = EventQueue()
-    private let writer = Mutex<WebSocketOutboundWriter?>(nil)
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let writer = NIOLockedValueBox<WebSocketOutboundWriter?>(nil)
+    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// Resumed once, when the upgrade succeeds or fails.
-    private let opening = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+    private let opening = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
+    private let lastInbound = NIOLockedValueBox<ContinuousClock.Instant>(.now)
 
     /// How long ``close()`` waits for the close handshake before cutting the socket.
     private let closeTimeout: Duration
@@ -27,13 +27,14 @@ public final class BrokerConnection: Sendable {
 
     /// Connects to `url` (`ws://host:port/v1/ws`) with `token`, sent as `Authorization: Bearer`.
     /// - Throws: ``BrokerClientError`` when the upgrade is refused (for example a bad token) or the server is unreachable.
-    ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
+    ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`). On Apple platforms the connection runs on
+    ///     Network.framework, elsewhere on NIOPosix with NIOSSL.
     ///   - timeout: how long the TCP connection, TLS and the upgrade may take together.
     ///   - keepalive: when set, a ping goes out every `keepalive` and the socket is closed when the answer to one
     ///     has not come by the next ("Ping timeout"): a path that went silent is left within two periods.
     ///   - closeTimeout: how long ``close()`` waits for the broker's close frame before cutting the socket.
     public static func connect(
-        url: String, token: String?, tls: TLSConfiguration? = nil, timeout: Duration = .seconds(10),
+        url: String, token: String?, tls: BrokerTLS? = nil, timeout: Duration = .seconds(10),
         keepalive: Duration? = nil, closeTimeout: Duration = .seconds(15),
         logger: Logger = Logger(label: "broker-client")
     ) async throws -> BrokerConnection {
@@ -44,25 +45,29 @@ public final class BrokerConnection: Sendable {
             maxFrameSize: 1 << 20, additionalHeaders: headers, closeTimeout: closeTimeout,
             autoPing: keepalive.map { .enabled(timePeriod: $0) } ?? .disabled)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            connection.opening.withLock { $0 = continuation }
+            connection.opening.withLockedValue { $0 = continuation }
             let task = Task {
                 do {
-                    let closeFrame = try await WebSocketClient.connect(url: url, configuration: configuration, tlsConfiguration: tls, logger: logger) {
+                    let closeFrame = try await WebSocketTransport.run(url: url, configuration: configuration, tls: tls, logger: logger) {
                         inbound, outbound, _ in
-                        connection.writer.withLock { $0 = outbound }
-                        connection.opening.withLock { $0.take() }?.resume()
+                        connection.writer.withLockedValue { $0 = outbound }
+                        connection.lastInbound.withLockedValue { $0 = .now }
+                        connection.opening.withLockedValue { $0.take() }?.resume()
                         for try await message in inbound.messages(maxSize: 1 << 20) {
+                            connection.lastInbound.withLockedValue { $0 = .now }
                             guard case .text(let text) = message else { continue }
                             if let frame = try? WireJSON.decodeServerFrame(text.utf8) {
                                 connection.events.push(.frame(frame, text: text))
                             } else {
                                 connection.events.push(.undecodable(text: text))
                             }
+                            // The reader fell too far behind: the queue ended, so leave the socket.
+                            if connection.events.isFinished { break }
                         }
                     }
                     connection.events.push(.closed(code: closeFrame.map { Self.number($0.closeCode) }, reason: closeFrame?.reason))
                 } catch {
-                    if let pending = connection.opening.withLock({ $0.take() }) {
+                    if let pending = connection.opening.withLockedValue({ $0.take() }) {
                         let refused = (error as? WebSocketClientError) == .webSocketUpgradeFailed
                         pending.resume(
                             throwing: BrokerClientError("could not open a WebSocket to \(url): \(error)", kind: refused ? .upgradeRefused : .unreachable))
@@ -70,14 +75,14 @@ public final class BrokerConnection: Sendable {
                         connection.events.push(.closed(code: nil, reason: "\(error)"))
                     }
                 }
-                connection.writer.withLock { $0 = nil }
+                connection.writer.withLockedValue { $0 = nil }
                 connection.events.finish()
             }
-            connection.task.withLock { $0 = task }
+            connection.task.withLockedValue { $0 = task }
             // A server that drops the socket mid-upgrade can leave the upgrade pending: give up in time.
             Task {
                 try? await Task.sleep(for: timeout)
-                if let pending = connection.opening.withLock({ $0.take() }) {
+                if let pending = connection.opening.withLockedValue({ $0.take() }) {
                     task.cancel()
                     pending.resume(throwing: BrokerClientError("could not open a WebSocket to \(url) within \(timeout)", kind: .unreachable))
                 }
@@ -109,21 +114,24 @@ public final class BrokerConnection: Sendable {
 
     /// Sends any text frame, valid or not.
     public func sendText(_ text: String) async throws {
-        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        guard let writer = writer.withLockedValue({ $0 }) else { throw BrokerClientError.notConnected }
         try await writer.write(.text(text))
     }
 
     /// Sends one raw WebSocket frame as it is, for tests of hostile input (fragments, control frames...).
     public func sendFrame(opcode: WebSocketOpcode, fin: Bool = true, bytes: [UInt8]) async throws {
-        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        guard let writer = writer.withLockedValue({ $0 }) else { throw BrokerClientError.notConnected }
         try await writer.write(.custom(WebSocketFrame(fin: fin, opcode: opcode, data: ByteBuffer(bytes: bytes))))
     }
 
     /// Sends a binary frame.
     public func sendBinary(_ bytes: [UInt8]) async throws {
-        guard let writer = writer.withLock({ $0 }) else { throw BrokerClientError.notConnected }
+        guard let writer = writer.withLockedValue({ $0 }) else { throw BrokerClientError.notConnected }
         try await writer.write(.binary(ByteBuffer(bytes: bytes)))
     }
+
+    /// When the last text frame (or the upgrade) arrived: how long the broker has been silent on this connection.
+    public var lastReceived: ContinuousClock.Instant { lastInbound.withLockedValue { $0 } }
 
     /// The next event, or `nil` when nothing came within `timeout` or the connection is over and drained.
     public func nextEvent(timeout: Duration = .seconds(10)) async -> BrokerEvent? {
@@ -144,7 +152,7 @@ public final class BrokerConnection: Sendable {
     /// Cuts the connection without a close handshake (it is taken as dead: a close frame would never be answered),
     /// and waits until it is gone.
     public func abort() async {
-        let running = task.withLock { $0 }
+        let running = task.withLockedValue { $0 }
         running?.cancel()
         await running?.value
     }
@@ -152,13 +160,13 @@ public final class BrokerConnection: Sendable {
     /// Closes the connection with 1000 and waits until it is closed, at most about `closeTimeout`: a path that went
     /// silent never answers the close frame, so the socket is then cut.
     public func close() async {
-        let running = task.withLock { $0 }
+        let running = task.withLockedValue { $0 }
         let closeTimeout = closeTimeout
         let watchdog = Task {
             try await Task.sleep(for: closeTimeout)
             running?.cancel()
         }
-        if let writer = writer.withLock({ $0 }) {
+        if let writer = writer.withLockedValue({ $0 }) {
             try? await writer.close(.normalClosure, reason: nil)
         }
         await running?.value

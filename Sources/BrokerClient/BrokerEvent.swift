@@ -20,6 +20,8 @@ public struct BrokerClientError: Error, CustomStringConvertible, Equatable {
         case upgradeRefused
         /// No WebSocket could be opened: refused, unreachable, timed out, TLS.
         case unreachable
+        /// `run()` was called on a client that is already running (or ran): one client, one run.
+        case alreadyRunning
     }
 
     public let description: String
@@ -31,4 +33,6 @@ public struct BrokerClientError: Error, CustomStringConvertible, Equatable {
     }
 
     static let notConnected = BrokerClientError("the connection is not open")
+    static let alreadyRunning = BrokerClientError(
+        "run() was already called on this client: a second run would open a second connection and repeat every event", kind: .alreadyRunning)
 }

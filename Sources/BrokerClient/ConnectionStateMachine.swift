@@ -14,6 +14,8 @@ import BrokerProtocol
 ///   ``keepalive`` (a ping every period; no answer by the next one closes the socket), which bounds the silence
 ///   it tolerates by two periods. Before `welcome`, ``openDeadline`` bounds the wait for it.
 /// - Endings: see ``verdict(for:)``: retry, new token then retry, or stop.
+/// - The network's return: ``connectivityReturned(now:)`` cuts a wait short and starts the backoff over, at most
+///   one attempt per ``Policy/minimumAttemptGap`` (the owner reports each attempt's start with ``attempting(now:)``).
 public struct ConnectionStateMachine: Sendable {
     /// The numbers the rules use. The defaults suit a phone; tests shrink them.
     public struct Policy: Sendable, Equatable {
@@ -29,18 +31,27 @@ public struct ConnectionStateMachine: Sendable {
         /// How many failed attempts are allowed before the first connection ever succeeded; `nil` retries forever.
         /// A command-line tool sets 1 to report a wrong address at once; an app leaves it `nil`.
         public var attemptsBeforeFirstConnection: Int?
+        /// The least time between the starts of two attempts that the network coming back, the app coming to the
+        /// foreground or ``VolunteerPublisher/reconnectNow()`` ask for: a flapping network cannot turn into a flood.
+        public var minimumAttemptGap: Duration
+        /// When the network comes back or the app comes to the foreground, an open connection on which nothing
+        /// arrived for this long is taken as dead and replaced at once, instead of after two heartbeats.
+        public var silenceBeforeReplacing: Duration
 
         public init(
             initialDelay: Duration = .milliseconds(DonorViewRules.backoffInitialMilliseconds),
             maximumDelay: Duration = .milliseconds(DonorViewRules.backoffCapMilliseconds),
             assumedHeartbeat: Duration = .seconds(10), openTimeout: Duration = .seconds(10),
-            attemptsBeforeFirstConnection: Int? = nil
+            attemptsBeforeFirstConnection: Int? = nil, minimumAttemptGap: Duration = .seconds(2),
+            silenceBeforeReplacing: Duration = .seconds(30)
         ) {
             self.initialDelay = initialDelay
             self.maximumDelay = maximumDelay
             self.assumedHeartbeat = assumedHeartbeat
             self.openTimeout = openTimeout
             self.attemptsBeforeFirstConnection = attemptsBeforeFirstConnection
+            self.minimumAttemptGap = minimumAttemptGap
+            self.silenceBeforeReplacing = silenceBeforeReplacing
         }
     }
 
@@ -100,6 +111,8 @@ public struct ConnectionStateMachine: Sendable {
     public private(set) var everConnected = false
     /// How many times in a row the token was renewed without a connection getting through.
     private var renewalsWithoutSuccess = 0
+    /// When the last attempt started, as reported by ``attempting(now:)``.
+    public private(set) var lastAttempt: ContinuousClock.Instant?
     private var random: any RandomNumberGenerator & Sendable
 
     /// - Parameter random: the source of the jitter; tests pass a fixed one.
@@ -182,11 +195,32 @@ public struct ConnectionStateMachine: Sendable {
         }
     }
 
-    /// The wait is over: connect again, with a fresh token.
+    /// The wait is over: connect again. The token is kept: the owner renews it when it is missing or near its
+    /// expiry, and the machine asks for a fresh one after a refusal (4001, HTTP 401).
     public mutating func delayElapsed() -> Action {
         guard case .waiting = phase else { return .none }
         phase = .connecting
-        return .connect(keepalive: keepalive, renewToken: true)
+        return .connect(keepalive: keepalive, renewToken: false)
+    }
+
+    /// An attempt to connect starts at `now` (for the gap between attempts asked for by ``connectivityReturned(now:)``).
+    public mutating func attempting(now: ContinuousClock.Instant) {
+        lastAttempt = now
+    }
+
+    /// The network came back, the app came to the foreground, or the app asked to reconnect: while waiting, the
+    /// backoff starts over and an attempt follows at once, or as soon as ``Policy/minimumAttemptGap`` has passed
+    /// since the last one.
+    public mutating func connectivityReturned(now: ContinuousClock.Instant) -> Action {
+        guard case .waiting = phase else { return .none }
+        failures = 0
+        if let lastAttempt, now < lastAttempt + policy.minimumAttemptGap {
+            let delay = lastAttempt + policy.minimumAttemptGap - now
+            phase = .waiting(until: now + delay)
+            return .wait(delay: delay, attempt: 1, reason: "the network came back")
+        }
+        phase = .connecting
+        return .connect(keepalive: keepalive, renewToken: false)
     }
 
     /// The owner stops (the app is done): nothing more will be asked.

@@ -37,6 +37,28 @@ public enum ConnectionChange: Sendable, Equatable {
     case reconnecting(delay: Duration, attempt: Int, reason: String)
     /// Connected and subscribed again, after the positions seen up to `since`.
     case reconnected(since: Int64?)
+    /// The device has no network (the app or the library's path monitor said so): no attempts until it is back.
+    case offline
+}
+
+/// Where a client's link to the broker stands now: the state a screen shows ("Offline, reconnecting in 3 s"), kept
+/// from the ``ConnectionChange``s.
+public enum LinkState: Sendable, Equatable {
+    case connecting
+    case connected
+    /// Lost; the next attempt is at `at` (milliseconds since the Unix epoch).
+    case reconnecting(attempt: Int, at: Int64, reason: String)
+    /// The device has no network.
+    case noNetwork
+
+    /// The state after `change`, which happened at `now`.
+    public static func after(_ change: ConnectionChange, now: Int64) -> LinkState {
+        switch change {
+        case .connected, .reconnected: .connected
+        case .reconnecting(let delay, let attempt, let reason): .reconnecting(attempt: attempt, at: now + delay.milliseconds, reason: reason)
+        case .offline: .noNetwork
+        }
+    }
 }
 
 /// What the broker said about the watched donation when the subscription was granted.
@@ -48,7 +70,8 @@ public struct DonationFacts: Sendable, Equatable {
     public var destination: Destination?
     public var home: Home
     public var institution: Institution?
-    public var online: Bool
+    /// Whether the volunteer is online; `nil` when the broker does not say (while the trip is paused).
+    public var online: Bool?
 
     init(_ subscribed: ServerFrame.Subscribed) {
         donation = subscribed.donation
@@ -58,6 +81,6 @@ public struct DonationFacts: Sendable, Equatable {
         destination = subscribed.destination
         home = subscribed.home
         institution = subscribed.institution
-        online = subscribed.online ?? false
+        online = subscribed.online
     }
 }

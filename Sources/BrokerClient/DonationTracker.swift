@@ -5,7 +5,7 @@ import BrokerProtocol
 ///
 /// A value type with no I/O, used by ``DonationWatcher``: every frame becomes the ``DonationEvent``s the app
 /// sees. It drops positions seen before, so what it yields is in strictly rising seq order, each seq once.
-public struct DonationTracker: Sendable {
+public struct DonationTracker: Sendable, Equatable {
     /// The highest seq yielded, sent as `since` after a reconnect.
     public private(set) var highestSeq: Int64?
     /// What the last `subscribed` said, updated by later frames.
@@ -33,7 +33,8 @@ public struct DonationTracker: Sendable {
         let new = DonationFacts(subscribed)
         if let old = facts {
             events += change(to: new.state, tracking: new.tracking, destination: new.destination, from: old)
-            if old.online != new.online { events.append(.presence(online: new.online, lastSeen: nil)) }
+            // While paused the broker does not tell presence (`online` null): nothing to announce.
+            if let online = new.online, old.online != online { events.append(.presence(online: online, lastSeen: nil)) }
         } else {
             events.append(.subscribed(new))
         }

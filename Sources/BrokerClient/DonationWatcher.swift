@@ -1,6 +1,7 @@
 import BrokerProtocol
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// Follows one donation for its donor, across reconnects, and yields what happens as ``DonationEvent``s.
 ///
@@ -8,7 +9,7 @@ import Logging
 /// let watcher = DonationWatcher(url: "wss://broker.example.org/v1/ws", target: .donation("d-123")) {
 ///     try await backend.freshDonorToken()
 /// }
-/// let running = Task { await watcher.run() }
+/// let running = Task { try await watcher.run() }
 /// for await event in watcher { show(event) }   // ends after `.ended`
 /// ```
 ///
@@ -17,10 +18,17 @@ import Logging
 /// - It ends on `DELIVERED`, `CANCELLED`, revocation (`volunteer-changed`), deletion, a refusal it cannot get
 ///   past (the first subscribe refused, or a later one refused with anything but `not-trackable`), a token the
 ///   broker refuses even fresh, or when the task running ``run()`` is cancelled.
-/// - The reconnect rules are ``ConnectionStateMachine``'s.
+/// - A paused trip is a subscription like any other (`tracking: false`): the watcher waits for the broker's
+///   `state` frame. A broker older than that answers a subscribe during a pause with `not-trackable`; the
+///   watcher then asks again every ``Options/notTrackableRetry``.
+/// - The reconnect rules are ``ConnectionStateMachine``'s, through the loop it shares with ``VolunteerPublisher``;
+///   the app's network and lifecycle hooks (``ConnectivityHooks``) apply.
+/// - ``screen`` is the donor's screen state, kept up to date from the same events.
 ///
-/// One consumer iterates it; events wait in a buffer of ``Options/bufferLimit`` (the oldest are dropped beyond).
-public final class DonationWatcher: AsyncSequence, Sendable {
+/// Any number of consumers may iterate it, each from the moment it starts (the first one from the start); each
+/// has a buffer of ``Options/bufferLimit`` events (the oldest are dropped beyond). Cancelling one leaves the
+/// others and the connection alone.
+public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
     public typealias Element = DonationEvent
 
     /// Why watching ended.
@@ -38,7 +46,7 @@ public final class DonationWatcher: AsyncSequence, Sendable {
         public var notTrackableRetry: Duration
         /// How often time is let pass (staleness, deadlines) when nothing arrives.
         public var tick: Duration
-        /// How many events may wait for the consumer.
+        /// How many events may wait for each consumer (the oldest are dropped beyond).
         public var bufferLimit: Int
 
         public init(
@@ -62,105 +70,107 @@ public final class DonationWatcher: AsyncSequence, Sendable {
     /// Opens each connection: the URL, the token provider and the open timeout, kept for every reconnect.
     private let connector: ReconnectingConnector
     private let random: any RandomNumberGenerator & Sendable
-    private let stream: AsyncStream<DonationEvent>
-    private let continuation: AsyncStream<DonationEvent>.Continuation
+    private let broadcast: EventBroadcast<DonationEvent>
+    private let control = LinkControl()
+    private let screenState = NIOLockedValueBox(DonorScreen())
 
     /// - Parameters:
     ///   - url: the broker's WebSocket address (`wss://host/v1/ws`).
     ///   - target: the donation (or the volunteer's channel) to watch.
-    ///   - token: gives the donor's token; called before the first connection and before every reconnect.
+    ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
+    ///   - token: gives the donor's token; called when there is none, when it is about to expire and after the
+    ///     broker refused it.
     public init(
-        url: String, target: ClientFrame.Target, options: Options = Options(), logger: Logger = Logger(label: "donation-watcher"),
+        url: String, target: ClientFrame.Target, options: Options = Options(), tls: BrokerTLS? = nil,
+        logger: Logger = Logger(label: "donation-watcher"),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), token: @escaping @Sendable () async throws -> String
     ) {
         self.target = target
         self.options = options
         self.logger = logger
-        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
+        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, tls: tls, logger: logger, token: token)
         self.random = random
-        (stream, continuation) = AsyncStream.makeStream(of: DonationEvent.self, bufferingPolicy: .bufferingNewest(Swift.max(1, options.bufferLimit)))
+        broadcast = EventBroadcast(limit: options.bufferLimit)
     }
 
+    /// A new consumer's events: from now on (the first consumer: from the start), until ``run()`` returns.
     public func makeAsyncIterator() -> AsyncStream<DonationEvent>.Iterator {
-        stream.makeAsyncIterator()
+        broadcast.subscribe().makeAsyncIterator()
     }
 
-    /// Watches until the tracking ends or cannot go on, yielding events meanwhile; returns why it ended. Call once.
+    /// What the donor's screen shows now, at `now` (milliseconds since the epoch: staleness depends on it).
+    public func screen(now: Int64 = DonorScreen.wallClock()) -> DonorScreen {
+        screenState.withLockedValue { $0.at(now) }
+    }
+
+    public func networkLost() { control.networkLost() }
+    public func networkAvailable() { control.networkAvailable() }
+    public func appEnteredForeground() { control.foreground() }
+    public func reconnectNow() { control.reconnect() }
+
+    /// Watches until the tracking ends or cannot go on, yielding events meanwhile; returns why it ended.
+    /// - Throws: ``BrokerClientError`` (``BrokerClientError/Kind/alreadyRunning``) when called a second time.
     @discardableResult
-    public func run() async -> End {
-        var session = Session(
-            options: options, connector: connector,
-            random: random)
+    public func run() async throws -> End {
+        guard control.claimRun() else { throw BrokerClientError.alreadyRunning }
+        var session = Session(options: options, connector: connector, control: control, random: random, logger: logger)
         let end = await session.run(self)
-        continuation.finish()
+        broadcast.finish()
         return end
     }
 
     fileprivate func yield(_ events: [DonationEvent]) {
-        for event in events { continuation.yield(event) }
+        for event in events {
+            screenState.withLockedValue { $0.apply(event, now: DonorScreen.wallClock()) }
+            broadcast.yield(event)
+        }
     }
 
     /// One run's mutable state, owned by the task that runs it.
     private struct Session {
         let options: Options
-        var machine: ConnectionStateMachine
+        var link: LinkSupervisor
         var tracker: DonationTracker
-        var connector: ReconnectingConnector
         var subscribedOnce = false
         var requests = 0
 
         /// How one connection ended.
         enum Outcome {
             case ended(End)
-            /// Lost; `abort` when it is taken as dead (a close handshake would hang).
-            case lost(ConnectionStateMachine.Ending, abort: Bool)
+            /// Lost; `abort` when it is taken as dead (a close handshake would hang); `immediately` to connect
+            /// again at once (the app's nudge).
+            case lost(ConnectionStateMachine.Ending, abort: Bool, immediately: Bool)
         }
 
-        init(options: Options, connector: ReconnectingConnector, random: any RandomNumberGenerator & Sendable) {
+        init(options: Options, connector: ReconnectingConnector, control: LinkControl, random: any RandomNumberGenerator & Sendable, logger: Logger) {
             self.options = options
-            self.connector = connector
-            machine = ConnectionStateMachine(policy: options.policy, random: random)
-            tracker = DonationTracker(staleAfterMilliseconds: Self.milliseconds(options.staleAfter))
+            link = LinkSupervisor(
+                machine: ConnectionStateMachine(policy: options.policy, random: random), connector: connector, control: control,
+                tick: options.tick, logger: logger)
+            tracker = DonationTracker(staleAfterMilliseconds: options.staleAfter.milliseconds)
         }
 
         mutating func run(_ watcher: DonationWatcher) async -> End {
-            var action = machine.start()
             while true {
-                if Task.isCancelled { return finish(.stopped, watcher) }
-                switch action {
-                case .none, .closeDead:
-                    // Not reachable between connections: there is no open one to close. Connect again.
-                    action = machine.ended(.dead("internal: no next step"), now: .now)
+                var tracker = tracker
+                let step = await link.nextConnection(
+                    announce: { watcher.yield([.connection($0)]) }, idle: { watcher.yield(tracker.tick(now: DonorScreen.wallClock())) })
+                self.tracker = tracker
+                switch step {
+                case .cancelled:
+                    return finish(.stopped, watcher)
                 case .stop(let reason, let ending):
                     if case .refused(401, let message) = ending { return finish(.unauthorized(message), watcher) }
+                    if !subscribedOnce, case .refused(404, let message) = ending { return finish(.connectionFailed(message), watcher) }
                     return finish(.connectionFailed(reason), watcher)
-                case .wait(let delay, let attempt, let reason):
-                    watcher.logger.info("reconnecting", metadata: ["in": "\(delay)", "attempt": "\(attempt)", "reason": "\(reason)"])
-                    watcher.yield([.connection(.reconnecting(delay: delay, attempt: attempt, reason: reason))])
-                    await pass(delay, watcher)
-                    action = machine.delayElapsed()
-                case .connect(let keepalive, let renew):
-                    let connection: BrokerConnection
-                    switch await connector.open(keepalive: keepalive, renewToken: renew) {
-                    case .opened(let opened):
-                        connection = opened
-                    case .failed(let ending):
-                        if !subscribedOnce, case .refused(let status, let message) = ending, status == 401 || status == 404 {
-                            return finish(status == 401 ? .unauthorized(message) : .connectionFailed(message), watcher)
-                        }
-                        action = machine.ended(ending, now: .now)
-                        continue
-                    }
-                    machine.opened(now: .now)
-                    let outcome = await watch(connection, watcher)
-                    switch outcome {
+                case .opened(let connection):
+                    switch await watch(connection, watcher) {
                     case .ended(let end):
                         await connection.close()
                         return finish(end, watcher)
-                    case .lost(let ending, let abort):
+                    case .lost(let ending, let abort, let immediately):
                         if abort { await connection.abort() } else { await connection.close() }
-                        watcher.logger.info("connection lost", metadata: ["reason": "\(ConnectionStateMachine.describe(ending))"])
-                        action = machine.ended(ending, now: .now)
+                        link.lost(ending, immediately: immediately)
                     }
                 }
             }
@@ -172,46 +182,47 @@ public final class DonationWatcher: AsyncSequence, Sendable {
             var resubscribeAt: ContinuousClock.Instant?
             while true {
                 if Task.isCancelled { return .ended(.stopped) }
-                let now = ContinuousClock.now
-                if let at = resubscribeAt, now >= at {
+                if let verdict = link.check(connection) { return .lost(verdict.ending, abort: true, immediately: verdict.immediately) }
+                if let at = resubscribeAt, ContinuousClock.now >= at {
                     resubscribeAt = nil
                     do {
                         pending = try await subscribe(connection, watcher)
                     } catch {
-                        return .lost(.closed(code: nil, reason: "could not send subscribe: \(error)"), abort: true)
+                        return .lost(.closed(code: nil, reason: "could not send subscribe: \(error)"), abort: true, immediately: false)
                     }
                 }
                 guard let event = await connection.nextEvent(timeout: options.tick) else {
-                    let now = ContinuousClock.now
-                    if case .closeDead(let reason) = machine.tick(now: now) { return .lost(.dead(reason), abort: true) }
-                    if let pending, now - pending.sentAt > options.subscribeTimeout {
-                        return .lost(.dead("no answer to subscribe within \(options.subscribeTimeout)"), abort: true)
+                    if let pending, ContinuousClock.now - pending.sentAt > options.subscribeTimeout {
+                        return .lost(.dead("no answer to subscribe within \(options.subscribeTimeout)"), abort: true, immediately: false)
                     }
-                    watcher.yield(tracker.tick(now: Self.wallClock()))
+                    watcher.yield(tracker.tick(now: DonorScreen.wallClock()))
                     continue
                 }
                 switch event {
                 case .closed(let code, let reason):
-                    return .lost(.closed(code: code, reason: reason), abort: false)
+                    return .lost(.closed(code: code, reason: reason), abort: false, immediately: false)
                 case .undecodable(let text):
                     // A newer broker may send frames this client does not know: skip them.
                     watcher.logger.debug("skipped an unknown frame", metadata: ["text": "\(text.prefix(200))"])
                 case .frame(.welcome(let welcome), _):
-                    machine.welcomed(heartbeatSeconds: welcome.heartbeat)
+                    link.welcomed(heartbeatSeconds: welcome.heartbeat)
                     do {
                         pending = try await subscribe(connection, watcher)
                     } catch {
-                        return .lost(.closed(code: nil, reason: "could not send subscribe: \(error)"), abort: true)
+                        return .lost(.closed(code: nil, reason: "could not send subscribe: \(error)"), abort: true, immediately: false)
                     }
                 case .frame(.error(let error), _) where error.re != nil && error.re == pending?.id:
                     pending = nil
                     if !subscribedOnce { return .ended(.refused(error.code, message: error.message)) }
                     switch error.code {
                     case .notTrackable:
+                        // Only a broker that refuses subscribes during a pause says this: ask again now and then.
                         watcher.yield(tracker.notTrackable())
                         resubscribeAt = .now + options.notTrackableRetry
                     case .unavailable, .internal, .rateLimited, .limitReached:
-                        return .lost(.closed(code: nil, reason: "the broker could not subscribe now (\(error.code.rawValue)): \(error.message)"), abort: false)
+                        return .lost(
+                            .closed(code: nil, reason: "the broker could not subscribe now (\(error.code.rawValue)): \(error.message)"), abort: false,
+                            immediately: false)
                     default:
                         return .ended(.refusedAfterReconnect(error.code, message: error.message))
                     }
@@ -237,27 +248,10 @@ public final class DonationWatcher: AsyncSequence, Sendable {
             return (id, since, .now)
         }
 
-        /// Waits `delay`, letting time pass for staleness; returns early when cancelled.
-        mutating func pass(_ delay: Duration, _ watcher: DonationWatcher) async {
-            let end = ContinuousClock.now + delay
-            while !Task.isCancelled, ContinuousClock.now < end {
-                try? await Task.sleep(for: Swift.min(options.tick, end - .now))
-                watcher.yield(tracker.tick(now: Self.wallClock()))
-            }
-        }
-
         mutating func finish(_ end: End, _ watcher: DonationWatcher) -> End {
-            machine.stop()
+            link.stop()
             watcher.yield(tracker.finish(end))
             return tracker.ended ?? end
-        }
-
-        static func wallClock() -> Int64 {
-            Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        }
-
-        static func milliseconds(_ duration: Duration) -> Int64 {
-            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         }
     }
 }

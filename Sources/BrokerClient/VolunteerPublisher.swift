@@ -1,35 +1,40 @@
 import BrokerProtocol
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Publishes a volunteer's fixes over one connection kept open across network changes, expired tokens and
 /// broker restarts.
 ///
 /// ```swift
 /// let publisher = VolunteerPublisher(url: "wss://broker.example.org/v1/ws") { try await backend.freshVolunteerToken() }
-/// let running = Task { await publisher.run() }
-/// locationManager.onFix = { fix in Task { await publisher.publish(fix) } }
+/// let running = Task { try await publisher.run() }
+/// locationManager.onFix = { location in Task { await publisher.publish(Position(location)) } }
 /// for await event in publisher.events {
 ///     if case .audience(let audience) = event { gps.cadence = audience.isWatched ? .seconds(5) : .seconds(60) }
 /// }
 /// ```
 ///
-/// - While disconnected it keeps **only the newest fix** and sends it once connected again, unless it is older
-///   than ``Options/maximumFixAge``: the broker judges a fix by when it was taken, so a queue of old fixes would
-///   reach nobody (`before-window`, `too-old`) or show the donor where the volunteer was, not where they are.
-/// - Each fix is sent with an `id`; the broker's `ack` says whether anyone can see it (`tracking`) and how many
-///   donors' connections receive it (`watchers`): see ``Audience``.
-/// - The token provider is called before the first connection, before every reconnect and after a 4001.
-public final class VolunteerPublisher: Sendable {
+/// - A fix stays pending until the broker's `ack` (or `error`) for it. When a connection ends first, the newest
+///   fix not acknowledged is sent again on the next one, unless it is older than ``Options/maximumFixAge``; an
+///   older fix is never sent after a newer one. Every fix handed over gets one ``FixOutcome``: accepted, refused
+///   (with the broker's reason), superseded by a newer one, or dropped (too old, or the publisher stopped).
+/// - The broker's `ack` says whether anyone can see a fix (`tracking`) and how many donors' connections receive
+///   it (`watchers`): see ``Audience``.
+/// - The token provider is called when there is no token, when it is about to expire, and when the broker
+///   refused it; not before every attempt.
+/// - The app says when the network goes away or comes back and when it comes to the foreground
+///   (``networkLost()``, ``networkAvailable()``, ``appEnteredForeground()``): no attempts while offline, an
+///   attempt at once when it comes back.
+public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     /// What the publisher tells the app.
     public enum Event: Sendable, Equatable {
         /// The link to the broker changed.
         case connection(ConnectionChange)
         /// An `ack` came: who sees the volunteer's fixes now. Yielded when it differs from the previous one.
         case audience(Audience)
-        /// A fix was refused (`rate-limited`, `invalid-position`...); the connection goes on.
-        case refused(ErrorCode, message: String)
+        /// What became of one fix handed to ``publish(_:)``.
+        case fix(FixOutcome)
         /// The publisher stopped for good: the reason.
         case stopped(String)
     }
@@ -53,31 +58,54 @@ public final class VolunteerPublisher: Sendable {
         }
     }
 
+    /// What became of one fix.
+    public struct FixOutcome: Sendable, Equatable {
+        /// What happened to it.
+        public enum Result: Sendable, Equatable {
+            /// The broker acknowledged it: kept under `seq` for the audience given, or kept for nobody
+            /// (`audience.tracking` false, with the reason).
+            case accepted(seq: Int64?, audience: Audience)
+            /// The broker refused it (`rate-limited`, `invalid-position`...); it is not sent again.
+            case refused(ErrorCode, message: String)
+            /// A newer fix was handed over before this one was acknowledged: only the newer one is sent.
+            case superseded
+            /// Not sent: older than ``Options/maximumFixAge`` when a connection came, or the publisher stopped.
+            case dropped(reason: String)
+        }
+
+        /// The fix, as handed over.
+        public var position: Position
+        public var result: Result
+
+        public init(position: Position, result: Result) {
+            self.position = position
+            self.result = result
+        }
+    }
+
     /// The numbers a publisher uses.
     public struct Options: Sendable {
         public var policy: ConnectionStateMachine.Policy
         /// A fix kept while disconnected is dropped instead of sent when it has grown older than this (the broker's
         /// default `max_position_age_seconds` is 600).
         public var maximumFixAge: Duration
+        /// A fix sent and not acknowledged within this means the path is dead: the connection is replaced.
+        public var ackTimeout: Duration
         /// How often time is let pass when nothing arrives.
         public var tick: Duration
+        /// How many events may wait for each consumer of ``VolunteerPublisher/events`` (the oldest are dropped beyond).
+        public var bufferLimit: Int
 
-        public init(policy: ConnectionStateMachine.Policy = .init(), maximumFixAge: Duration = .seconds(600), tick: Duration = .milliseconds(250)) {
+        public init(
+            policy: ConnectionStateMachine.Policy = .init(), maximumFixAge: Duration = .seconds(600), ackTimeout: Duration = .seconds(10),
+            tick: Duration = .milliseconds(250), bufferLimit: Int = 256
+        ) {
             self.policy = policy
             self.maximumFixAge = maximumFixAge
+            self.ackTimeout = ackTimeout
             self.tick = tick
+            self.bufferLimit = bufferLimit
         }
-    }
-
-    /// What is shared between ``publish(_:)`` and the task in ``run()``.
-    private struct Outbox {
-        var connection: BrokerConnection?
-        /// The newest fix not sent yet.
-        var pending: Position?
-        /// The timestamp of the newest fix sent: an older one is never sent after it.
-        var lastSent: Int64?
-        var counter = 0
-        var audience: Audience?
     }
 
     private let options: Options
@@ -85,153 +113,140 @@ public final class VolunteerPublisher: Sendable {
     /// Opens each connection: the URL, the token provider and the open timeout, kept for every reconnect.
     private let connector: ReconnectingConnector
     private let random: any RandomNumberGenerator & Sendable
-    private let outbox = Mutex(Outbox())
-    private let stream: AsyncStream<Event>
-    private let continuation: AsyncStream<Event>.Continuation
+    private let outbox = NIOLockedValueBox(FixOutbox<BrokerConnection>())
+    private let broadcast: EventBroadcast<Event>
+    private let control = LinkControl()
+    private let linkState = NIOLockedValueBox(LinkState.connecting)
 
-    /// - Parameter token: gives the volunteer's token; called before each connection and after a 4001.
+    /// - Parameters:
+    ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
+    ///   - token: gives the volunteer's token; called when there is none, when it is about to expire and after the
+    ///     broker refused it.
     public init(
-        url: String, options: Options = Options(), logger: Logger = Logger(label: "volunteer-publisher"),
+        url: String, options: Options = Options(), tls: BrokerTLS? = nil, logger: Logger = Logger(label: "volunteer-publisher"),
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator(), token: @escaping @Sendable () async throws -> String
     ) {
         self.options = options
         self.logger = logger
-        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, logger: logger, token: token)
+        self.connector = ReconnectingConnector(url: url, openTimeout: options.policy.openTimeout, tls: tls, logger: logger, token: token)
         self.random = random
-        (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
+        broadcast = EventBroadcast(limit: options.bufferLimit)
     }
 
-    /// What happens, for one consumer; finishes when ``run()`` returns.
-    public var events: AsyncStream<Event> { stream }
+    /// What happens, for a new consumer: every access is a stream of its own; all finish when ``run()`` returns.
+    public var events: AsyncStream<Event> { broadcast.subscribe() }
 
     /// The newest audience the broker reported, if any ack came yet.
-    public var audience: Audience? { outbox.withLock { $0.audience } }
+    public var audience: Audience? { outbox.withLockedValue { $0.audience } }
 
-    /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (replacing an
-    /// older one). A fix older than one already sent is dropped: the donor's map never steps back.
+    /// Where the link to the broker stands now (the `.connection` events, as a state).
+    public var link: LinkState { linkState.withLockedValue { $0 } }
+
+    /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one
+    /// kept is then superseded). A fix not newer than one already handed over is superseded at once: the
+    /// donor's map never steps back.
     public func publish(_ position: Position) async {
-        let send = outbox.withLock { box -> (BrokerConnection, String)? in
-            if let lastSent = box.lastSent, position.timestamp <= lastSent { return nil }
-            guard let connection = box.connection else {
-                if box.pending.map({ $0.timestamp < position.timestamp }) ?? true { box.pending = position }
-                return nil
-            }
-            box.lastSent = position.timestamp
-            box.counter += 1
-            return (connection, "p\(box.counter)")
-        }
+        let (send, outcomes) = outbox.withLockedValue { $0.hand(position) }
+        report(outcomes)
         guard let (connection, id) = send else { return }
-        do {
-            try await connection.send(.publish(.init(id: id, position: position)))
-        } catch {
-            keep(position)
-        }
+        // A failed write is noticed by the connection's end or the missing ack; the fix stays pending meanwhile.
+        try? await connection.send(.publish(.init(id: id, position: position)))
     }
 
-    /// Keeps and reconnects until the task running it is cancelled or the token is refused for good. Call once.
-    public func run() async {
-        var machine = ConnectionStateMachine(policy: options.policy, random: random)
-        var connector = connector
-        var action = machine.start()
+    public func networkLost() { control.networkLost() }
+    public func networkAvailable() { control.networkAvailable() }
+    public func appEnteredForeground() { control.foreground() }
+    public func reconnectNow() { control.reconnect() }
+
+    /// Keeps and reconnects until the task running it is cancelled or the token is refused for good.
+    /// - Throws: ``BrokerClientError`` (``BrokerClientError/Kind/alreadyRunning``) when called a second time.
+    public func run() async throws {
+        guard control.claimRun() else { throw BrokerClientError.alreadyRunning }
+        var link = LinkSupervisor(
+            machine: ConnectionStateMachine(policy: options.policy, random: random), connector: connector, control: control, tick: options.tick,
+            logger: logger)
         var connectedOnce = false
-        defer { continuation.finish() }
-        while !Task.isCancelled {
-            switch action {
-            case .none, .closeDead:
-                action = machine.ended(.dead("internal: no next step"), now: .now)
-            case .stop(let reason, _):
-                continuation.yield(.stopped(reason))
+        defer {
+            report(outbox.withLockedValue { $0.stop() })
+            broadcast.finish()
+        }
+        while true {
+            switch await link.nextConnection(announce: { announce($0) }, idle: {}) {
+            case .cancelled:
+                broadcast.yield(.stopped("stopped"))
                 return
-            case .wait(let delay, let attempt, let reason):
-                logger.info("reconnecting", metadata: ["in": "\(delay)", "attempt": "\(attempt)", "reason": "\(reason)"])
-                continuation.yield(.connection(.reconnecting(delay: delay, attempt: attempt, reason: reason)))
-                try? await Task.sleep(for: delay)
-                action = machine.delayElapsed()
-            case .connect(let keepalive, let renew):
-                let connection: BrokerConnection
-                switch await connector.open(keepalive: keepalive, renewToken: renew) {
-                case .opened(let opened):
-                    connection = opened
-                case .failed(let ending):
-                    action = machine.ended(ending, now: .now)
-                    continue
-                }
-                machine.opened(now: .now)
-                let (ending, abort) = await serve(connection, machine: &machine, connectedOnce: &connectedOnce)
-                outbox.withLock { $0.connection = nil }
+            case .stop(let reason, _):
+                broadcast.yield(.stopped(reason))
+                return
+            case .opened(let connection):
+                let (ending, abort, immediately) = await serve(connection, link: &link, connectedOnce: &connectedOnce)
+                report(outbox.withLockedValue { $0.disconnected() })
                 if abort { await connection.abort() } else { await connection.close() }
                 guard let ending else {
-                    continuation.yield(.stopped("stopped"))
+                    link.stop()
+                    broadcast.yield(.stopped("stopped"))
                     return
                 }
-                logger.info("connection lost", metadata: ["reason": "\(ConnectionStateMachine.describe(ending))"])
-                action = machine.ended(ending, now: .now)
+                link.lost(ending, immediately: immediately)
             }
         }
-        continuation.yield(.stopped("stopped"))
     }
 
-    /// Reads one connection's acks until it ends; `nil` when the task was cancelled.
+    /// Reads one connection's acks until it ends; a `nil` ending when the task was cancelled.
     private func serve(
-        _ connection: BrokerConnection, machine: inout ConnectionStateMachine, connectedOnce: inout Bool
-    ) async -> (ConnectionStateMachine.Ending?, abort: Bool) {
+        _ connection: BrokerConnection, link: inout LinkSupervisor, connectedOnce: inout Bool
+    ) async -> (ConnectionStateMachine.Ending?, abort: Bool, immediately: Bool) {
         while !Task.isCancelled {
-            guard let event = await connection.nextEvent(timeout: options.tick) else {
-                if case .closeDead(let reason) = machine.tick(now: .now) { return (.dead(reason), true) }
-                continue
+            if let verdict = link.check(connection) { return (verdict.ending, true, verdict.immediately) }
+            if let late = outbox.withLockedValue({ $0.oldestUnacknowledged }), ContinuousClock.now - late > options.ackTimeout {
+                return (.dead("no ack within \(options.ackTimeout)"), true, true)
             }
+            guard let event = await connection.nextEvent(timeout: options.tick) else { continue }
             switch event {
             case .closed(let code, let reason):
-                return (.closed(code: code, reason: reason), false)
+                return (.closed(code: code, reason: reason), false, false)
             case .undecodable:
                 continue
             case .frame(.welcome(let welcome), _):
-                machine.welcomed(heartbeatSeconds: welcome.heartbeat)
-                continuation.yield(.connection(connectedOnce ? .reconnected(since: nil) : .connected))
+                link.welcomed(heartbeatSeconds: welcome.heartbeat)
+                announce(connectedOnce ? .reconnected(since: nil) : .connected)
                 connectedOnce = true
                 await flush(on: connection)
             case .frame(.ack(let ack), _):
                 let audience = Audience(tracking: ack.tracking, watchers: ack.watchers, reason: ack.reason)
-                let changed = outbox.withLock { box -> Bool in
+                let (outcome, changed) = outbox.withLockedValue { box -> (FixOutcome?, Bool) in
                     defer { box.audience = audience }
-                    return box.audience != audience
+                    return (box.acknowledged(ack.re, result: .accepted(seq: ack.seq, audience: audience)), box.audience != audience)
                 }
-                if changed { continuation.yield(.audience(audience)) }
+                if let outcome { broadcast.yield(.fix(outcome)) }
+                if changed { broadcast.yield(.audience(audience)) }
             case .frame(.error(let error), _) where error.re != nil:
-                continuation.yield(.refused(error.code, message: error.message))
+                if let outcome = outbox.withLockedValue({ $0.acknowledged(error.re, result: .refused(error.code, message: error.message)) }) {
+                    broadcast.yield(.fix(outcome))
+                }
             case .frame:
                 continue
             }
         }
-        return (nil, false)
+        return (nil, false, false)
     }
 
-    /// Opens the outbox on `connection` and sends the fix kept while disconnected, if it is still recent.
+    /// Opens the outbox on `connection` and sends the fix still pending, if it is recent enough.
     private func flush(on connection: BrokerConnection) async {
         let oldest = Int64((Date().timeIntervalSince1970 * 1000).rounded()) - options.maximumFixAge.milliseconds
-        let send = outbox.withLock { box -> (Position, String)? in
-            box.connection = connection
-            guard let pending = box.pending else { return nil }
-            box.pending = nil
-            // `>=`: a fix whose sending failed is kept with `lastSent` already at its timestamp.
-            guard pending.timestamp >= oldest, box.lastSent.map({ pending.timestamp >= $0 }) ?? true else { return nil }
-            box.lastSent = pending.timestamp
-            box.counter += 1
-            return (pending, "p\(box.counter)")
-        }
+        let (send, outcomes) = outbox.withLockedValue { $0.connected(connection, oldestTimestamp: oldest) }
+        report(outcomes)
         guard let (position, id) = send else { return }
-        do {
-            try await connection.send(.publish(.init(id: id, position: position)))
-        } catch {
-            keep(position)
-        }
+        try? await connection.send(.publish(.init(id: id, position: position)))
     }
 
-    /// Puts back a fix whose sending failed, unless a newer one is already waiting.
-    private func keep(_ position: Position) {
-        outbox.withLock { box in
-            if box.pending.map({ $0.timestamp < position.timestamp }) ?? true { box.pending = position }
-        }
+    private func announce(_ change: ConnectionChange) {
+        linkState.withLockedValue { $0 = LinkState.after(change, now: DonorScreen.wallClock()) }
+        broadcast.yield(.connection(change))
+    }
+
+    private func report(_ outcomes: [FixOutcome]) {
+        for outcome in outcomes { broadcast.yield(.fix(outcome)) }
     }
 }
 

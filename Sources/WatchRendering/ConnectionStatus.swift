@@ -11,6 +11,8 @@ public enum ConnectionStatus: Sendable, Equatable {
     case retrying(attempt: Int, at: Int64, reason: String)
     /// Connected, but the donation is not trackable right now; asking again at `at`.
     case waitingToResubscribe(at: Int64)
+    /// This device has no network: no attempt until it comes back.
+    case noNetwork
     /// Watching is over.
     case closed
 }

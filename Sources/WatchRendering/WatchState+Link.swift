@@ -35,8 +35,7 @@ extension WatchState {
             let first: Bool
             if case .waitingToResubscribe = connection { first = false } else { first = true }
             connection = .waitingToResubscribe(at: retryAt)
-            tracking = false
-            destination = nil
+            if let state = screen.state, screen.tracking { screen.apply(.paused(state), now: now) }
             if first {
                 record(
                     WatchLogEntry(
@@ -47,19 +46,6 @@ extension WatchState {
         case .ended(let end):
             self.end(end, now: now, into: &update)
         }
-        return update
-    }
-
-    /// Lets time pass: announces once when the fix becomes stale. Call it about once a second.
-    @discardableResult
-    public mutating func tick(now: Int64) -> WatchUpdate {
-        var update = WatchUpdate()
-        guard ended == nil, !staleAnnounced, isStale(now: now), let fix else { return update }
-        staleAnnounced = true
-        let age = WatchFormat.age((now - fix.position.timestamp) / 1000)
-        record(
-            WatchLogEntry(at: now, kind: .stale, fields: [.init("age", age)], text: "No new location for \(age): the position shown is STALE"),
-            into: &update)
         return update
     }
 }

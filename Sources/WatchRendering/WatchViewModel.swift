@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 
 /// What the screen shows at one moment: texts, tones and map items derived from a ``WatchState`` and the clock.
@@ -114,11 +115,11 @@ public struct WatchViewModel: Sendable, Equatable {
             case .institution?: institution
             case nil: nil
             }
+        // Distance and ETA are the library's (DonorScreen); the bearing is only drawn here.
         if let fix, let goal, state.tracking {
-            let metres = Geodesy.distance(fromLat: fix.position.lat, lon: fix.position.lon, toLat: goal.lat, lon: goal.lon)
-            distanceMetres = metres
+            distanceMetres = state.screen.distance
             bearingDegrees = Geodesy.bearing(fromLat: fix.position.lat, lon: fix.position.lon, toLat: goal.lat, lon: goal.lon)
-            etaSeconds = state.arrived == nil ? state.speed.eta(distance: metres) : nil
+            etaSeconds = state.screen.eta
         }
         distance = distanceMetres.map(WatchFormat.distance) ?? dash
         bearing = bearingDegrees.map(WatchFormat.bearing) ?? dash
@@ -163,6 +164,7 @@ public struct WatchViewModel: Sendable, Equatable {
         case .live: return ("live", .good)
         case .retrying(let attempt, let at, _): return ("reconnecting in \(seconds(until: at)) s (try \(attempt))", .warning)
         case .waitingToResubscribe(let at): return ("paused, asking again in \(seconds(until: at)) s", .normal)
+        case .noNetwork: return ("no network", .warning)
         case .closed: return ("ended", .normal)
         }
     }

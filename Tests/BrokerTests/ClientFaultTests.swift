@@ -58,7 +58,7 @@ final class ClientFaultTests: XCTestCase {
             self.broker = Mutex(broker)
             self.proxy = proxy
             self.watcher = watcher
-            run = Task { await watcher.run() }
+            run = Task { (try? await watcher.run()) ?? .stopped }
             let recorder = recorder
             reader = Task { for await event in watcher { recorder.append(event) } }
         }
@@ -67,11 +67,7 @@ final class ClientFaultTests: XCTestCase {
 
         /// Starts the scenario's broker and proxy, both stopped when `test` ends whatever happened.
         static func start(in test: XCTestCase) async throws -> Scenario {
-            let live = try await test.startBroker {
-                $0.heartbeatSeconds = 1
-                $0.publishRate = 1000
-                $0.publishBurst = 1000
-            }
+            let live = try await test.startClientBroker()
             try await live.put("d-1", state: .beingLookedFor)
             let proxy = try await FaultProxy.start(target: live.port)
             test.addTeardownBlock { await proxy.stop() }
@@ -212,11 +208,7 @@ final class ClientFaultTests: XCTestCase {
     /// heartbeat at 5 s, shows a newer position within 30 s (its first connection pings every 10 s: the policy's
     /// assumption before any `welcome`).
     func testTrackerWatchThroughASilentPathShowsANewerPositionWithin30Seconds() async throws {
-        let live = try await startBroker {
-            $0.heartbeatSeconds = 5
-            $0.publishRate = 1000
-            $0.publishBurst = 1000
-        }
+        let live = try await startClientBroker(heartbeatSeconds: 5)
         try await live.put("d-1", state: .beingLookedFor)
         let proxy = try await FaultProxy.start(target: live.port)
         addTeardownBlock { await proxy.stop() }
@@ -301,6 +293,18 @@ final class ClientFaultTests: XCTestCase {
             let reconnects = scenario.recorder.all.filter { if case .connection(.reconnected) = $0 { true } else { false } }.count
             XCTAssertGreaterThanOrEqual(reconnects, 2, "the faults did cut the watcher off (a fault that lands while it is already reconnecting cuts nothing)")
             await volunteer.close()
+        }
+    }
+}
+
+extension XCTestCase {
+    /// A broker for the client library's tests: a short heartbeat (so a silent path is found in seconds) and a
+    /// publish rate no test reaches. Stopped when the test ends.
+    func startClientBroker(heartbeatSeconds: Int = 1) async throws -> LiveBroker {
+        try await startBroker {
+            $0.heartbeatSeconds = heartbeatSeconds
+            $0.publishRate = 1000
+            $0.publishBurst = 1000
         }
     }
 }

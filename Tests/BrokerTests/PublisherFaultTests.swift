@@ -26,7 +26,7 @@ final class PublisherFaultTests: XCTestCase {
         init(url: String, token: @escaping @Sendable () async throws -> String) {
             let publisher = VolunteerPublisher(url: url, options: .init(policy: ClientFaultTests.policy), token: token)
             self.publisher = publisher
-            run = Task { await publisher.run() }
+            run = Task { try? await publisher.run() }
             let log = log
             reader = Task { for await event in publisher.events { log.events.withLock { $0.append(event) } } }
         }
@@ -53,11 +53,7 @@ final class PublisherFaultTests: XCTestCase {
         url: ((LiveBroker) async throws -> String)? = nil, token: @escaping @Sendable () async throws -> String,
         _ body: (LiveBroker, PublisherRun, BrokerConnection) async throws -> Void
     ) async throws {
-        let live = try await startBroker {
-            $0.heartbeatSeconds = 1
-            $0.publishRate = 1000
-            $0.publishBurst = 1000
-        }
+        let live = try await startClientBroker()
         try await live.put("d-1", state: .beingLookedFor)
         let run = PublisherRun(url: try await url?(live) ?? live.webSocketURL, token: token)
         let donor = try await live.connect("donor@example.org")

@@ -33,7 +33,8 @@ final class TLSTests: XCTestCase {
         trust.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(files.certificate))
 
         let token = try await LiveBroker.token("donor@example.org")
-        let secure = try await BrokerConnection.connect(url: "wss://localhost:\(live.port)/v1/ws", token: token, tls: trust)
+        let pem = try String(contentsOfFile: files.certificate, encoding: .utf8)
+        let secure = try await BrokerConnection.connect(url: "wss://localhost:\(live.port)/v1/ws", token: token, tls: try BrokerTLS(trustedRootsPEM: pem))
         guard case .welcome(let welcome) = try await secure.next() else { return XCTFail("no welcome over wss") }
         XCTAssertEqual(welcome.identity, "donor@example.org")
         await secure.close()

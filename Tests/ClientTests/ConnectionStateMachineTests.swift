@@ -62,7 +62,7 @@ final class ConnectionStateMachineTests: XCTestCase {
             guard case .wait(let delay, let counted, _) = action else { return XCTFail("expected a wait, got \(action)") }
             XCTAssertEqual(counted, attempt)
             ceilings.append(delay)
-            XCTAssertEqual(machine.delayElapsed(), .connect(keepalive: .seconds(30), renewToken: true), "a retry asks for a fresh token")
+            XCTAssertEqual(machine.delayElapsed(), .connect(keepalive: .seconds(30), renewToken: false), "a retry keeps the token: it is renewed when missing, near expiry or refused")
         }
         XCTAssertTrue(zip(ceilings, [0.5, 1, 2, 4]).allSatisfy { abs(($0.0 / .seconds(1)) - $0.1) < 0.001 }, "\(ceilings)")
         machine.opened(now: t0)
@@ -80,7 +80,7 @@ final class ConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.keepalive, .seconds(2))
         XCTAssertEqual(machine.deadAfter, .seconds(4), "dead after two heartbeats of silence")
         _ = machine.ended(.dead("keepalive unanswered"), now: t0)
-        XCTAssertEqual(machine.delayElapsed(), .connect(keepalive: .seconds(2), renewToken: true), "the next connection pings at the heartbeat")
+        XCTAssertEqual(machine.delayElapsed(), .connect(keepalive: .seconds(2), renewToken: false), "the next connection pings at the heartbeat")
     }
 
     func testAnOpenConnectionWithoutWelcomeIsDeadAfterTheOpenTimeout() {
@@ -178,6 +178,23 @@ final class ConnectionStateMachineTests: XCTestCase {
             XCTAssertNotNil(delay(of: machine.ended(.unreachable("connection refused"), now: t0)))
             _ = machine.delayElapsed()
         }
+    }
+
+    func testTheNetworkComingBackStartsAnAttemptAtOnceButNotTwoWithinTheGap() {
+        var machine = machine()
+        connected(&machine)
+        machine.attempting(now: t0)
+        for _ in 0..<5 { _ = machine.ended(.unreachable("offline"), now: t0 + .seconds(1)); _ = machine.delayElapsed() }
+        _ = machine.ended(.unreachable("offline"), now: t0 + .seconds(1))
+        XCTAssertEqual(machine.failures, 6)
+        // 1 s after the last attempt: the rest of the 2 s gap, then an attempt; the backoff starts over.
+        XCTAssertEqual(machine.connectivityReturned(now: t0 + .seconds(1)), .wait(delay: .seconds(1), attempt: 1, reason: "the network came back"))
+        XCTAssertEqual(machine.failures, 0)
+        XCTAssertEqual(machine.delayElapsed(), .connect(keepalive: .seconds(30), renewToken: false))
+        machine.attempting(now: t0 + .seconds(2))
+        _ = machine.ended(.unreachable("offline"), now: t0 + .seconds(5))
+        XCTAssertEqual(machine.connectivityReturned(now: t0 + .seconds(5)), .connect(keepalive: .seconds(30), renewToken: false), "the gap has passed: at once")
+        XCTAssertEqual(machine.connectivityReturned(now: t0 + .seconds(5)), .none, "already connecting")
     }
 
     func testEndingsAreDescribedInWords() {

@@ -119,3 +119,27 @@ final class DonationTrackerTests: XCTestCase {
         XCTAssertEqual(tracker.notTrackable(), [], "said once")
     }
 }
+
+/// A broker that answers a subscribe during a pause with a normal `subscribed` (`tracking: false`, `online: null`).
+final class PausedSubscriptionTrackerTests: XCTestCase {
+    func testAPausedSubscriptionIsPausedAndWaitsForTheStateFrame() {
+        var tracker = DonationTracker()
+        let paused = ServerFrame.Subscribed(
+            re: "s1", channel: "vol@example.org", donation: "d-1", state: .pickedByVolunteer, tracking: false, destination: nil,
+            home: Home(lat: -34.6, lon: -58.4, label: nil), institution: nil, last: nil, online: nil)
+        let events = tracker.subscribed(paused, since: nil)
+        XCTAssertEqual(events.count, 1, "no waiting while paused: \(events)")
+        XCTAssertFalse(tracker.tracking)
+        var resume = ServerFrame.StateChange(channel: "vol@example.org", donation: "d-1", state: .beingTakenTo)
+        resume.tracking = true
+        resume.destination = .institution
+        XCTAssertEqual(tracker.apply(.state(resume)), [.resumed(.beingTakenTo, destination: .institution), .waitingForFirstPosition])
+        XCTAssertEqual(
+            tracker.apply(.presence(.init(channel: "vol@example.org", online: true, lastSeen: 5))), [.presence(online: true, lastSeen: 5)])
+        // Subscribed again (a reconnect) while paused: `online` null says nothing about presence.
+        var again = paused
+        again.re = "s2"
+        _ = tracker.subscribed(again, since: nil)
+        XCTAssertEqual(tracker.facts?.online, nil)
+    }
+}

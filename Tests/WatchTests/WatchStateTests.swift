@@ -14,7 +14,6 @@ final class WatchStateTests: XCTestCase {
         var state = WatchState(request: .donation("d-1"))
         XCTAssertEqual(state.connection, .connecting)
         state.apply(.welcome(.init(identity: "donor@example.org", heartbeat: 30)), now: t0)
-        XCTAssertEqual(state.identity, "donor@example.org")
         XCTAssertEqual(state.connection, .subscribing)
         let update = state.apply(Fixtures.subscribed(.beingLookedFor, last: kept(41, at: t0 - 5000)), now: t0)
 
@@ -118,7 +117,7 @@ final class WatchStateTests: XCTestCase {
         XCTAssertEqual(update.entries.first?.text, "Delivered to Caritas Palermo. Thank you!")
         let after = state
         state.apply(Fixtures.position(seq: 1, lat: -34.6, lon: -58.4, at: t0), now: t0 + 1)
-        state.apply(.ended(.stopped), now: t0 + 2)
+        state.apply(LinkEvent.ended(.stopped), now: t0 + 2)
         XCTAssertEqual(state, after)
     }
 
