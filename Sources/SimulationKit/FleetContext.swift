@@ -28,6 +28,17 @@ final class FleetContext: Sendable {
 
     func stop() { stopping.store(true, ordering: .relaxed) }
 
+    /// What each volunteer is doing, for a run that does not wind down: the fleet names who is stuck where.
+    private let doing = Mutex<[Int: String]>([:])
+
+    /// Notes what volunteer `index` is doing now; `nil` when it has finished.
+    func note(_ index: Int, _ activity: String?) { doing.withLock { $0[index] = activity } }
+
+    /// The volunteers still at work, with what they are doing.
+    var stillDoing: [(index: Int, activity: String)] {
+        doing.withLock { $0.sorted { $0.key < $1.key }.map { (index: $0.key, activity: $0.value) } }
+    }
+
     /// Milliseconds since the epoch, as a phone stamps its fixes.
     static func wallClock() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 

@@ -50,6 +50,17 @@ public struct FleetRunner: Sendable {
                 await volunteers.value
                 context.stop()
             }
+            group.addTask {
+                // A run that does not wind down says who is stuck where, once a minute after the stop.
+                while true {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard context.isStopping else { continue }
+                    for _ in 0..<60 where !context.stillDoing.isEmpty { try? await Task.sleep(for: .seconds(1)) }
+                    let stuck = context.stillDoing
+                    if stuck.isEmpty { return }
+                    context.stats.error("the run did not wind down within a minute: " + stuck.prefix(5).map { "volunteer \($0.index + 1) \($0.activity)" }.joined(separator: "; "))
+                }
+            }
             group.addTask { await progress(context, since: started, until: volunteers) }
             await group.waitForAll()
         }

@@ -53,6 +53,7 @@ struct FleetVolunteer: Sendable {
         var phone = Phone(location: configuration.area.randomPoint(using: &rng), link: Self.link(rng.fork(1)))
         // Volunteers do not all start on the same beat.
         if !(index == 0 && configuration.showcase) { await context.sleep(rng.uniform(0...configuration.realInterval)) }
+        defer { context.note(index, nil) }
         var round = 0
         while !context.isStopping, configuration.rounds.map({ round < $0 }) ?? true {
             round += 1
@@ -67,10 +68,15 @@ struct FleetVolunteer: Sendable {
                 institution: Institution(lat: place.lat, lon: place.lon, name: place.name), lifecycle: lifecycle)
             context.ledger.open(trip.id, home: homePoint, institution: place.point)
             var donor: Task<Void, Never>?
+            context.note(index, "carrying \(trip.id)")
             await carry(&trip, phone: &phone, identity: identity, token: token, showcase: showcase, rng: &rng, donor: &donor)
+            context.note(index, "hanging up after \(trip.id)")
             await hangUp(&phone)
+            context.note(index, "abandoning \(trip.id)")
             if !trip.ended { await abandon(trip) }
+            context.note(index, "waiting for the donor of \(trip.id)")
             await donor?.value
+            context.note(index, "between donations")
             context.ledger.close(trip.id)
             await context.sleep(configuration.real(rng.uniform(20...90)))
         }
@@ -209,6 +215,8 @@ struct FleetVolunteer: Sendable {
         }
         guard phone.connection == nil, !phone.gaveUp, phone.reconnectAt.map({ now >= $0 }) ?? true else { return }
         if case .none = phone.link.delayElapsed() { _ = phone.link.start() }
+        context.note(index, "connecting")
+        defer { context.note(index, "driving") }
         do {
             let connection = try await BrokerConnection.connect(url: configuration.webSocketURL, token: token)
             phone.link.opened(now: now)

@@ -158,8 +158,9 @@ final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableChannelHa
         // Frame errors (the reader's) are answered with a close frame and counted as invalid frames; anything else
         // (a reset, a TLS failure) leaves nothing to answer.
         if let error = error as? NIOWebSocketError {
-            answerDecoderError(error, context: context)
+            // Counted before it is answered: whoever reads the close frame then reads the count too.
             messages.metrics.framesIn.invalid.increment()
+            answerDecoderError(error, context: context)
         }
         logger.debug("websocket error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
