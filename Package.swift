@@ -218,6 +218,9 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 "BrokerProtocol",
                 "LocationBroker",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ]

@@ -58,7 +58,10 @@ public struct FleetRunner: Sendable {
                     for _ in 0..<60 where !context.stillDoing.isEmpty { try? await Task.sleep(for: .seconds(1)) }
                     let stuck = context.stillDoing
                     if stuck.isEmpty { return }
-                    context.stats.error("the run did not wind down within a minute: " + stuck.prefix(5).map { "volunteer \($0.index + 1) \($0.activity)" }.joined(separator: "; "))
+                    let message = "the run did not wind down within a minute: "
+                        + stuck.prefix(5).map { "volunteer \($0.index + 1) \($0.activity)" }.joined(separator: "; ")
+                    context.stats.error(message)
+                    context.output.line(message)
                 }
             }
             group.addTask { await progress(context, since: started, until: volunteers) }

@@ -209,6 +209,7 @@ struct FleetVolunteer: Sendable {
     private func manageConnection(_ phone: inout Phone, token: String, rng: inout SeededRandom) async {
         let now = ContinuousClock.now
         if configuration.chaos, phone.connection != nil, let drop = phone.nextDrop, now >= drop {
+            context.note(index, "dropping its connection (chaos)")
             await hangUp(&phone)
             follow(phone.link.ended(.closed(code: 1000, reason: "chaos"), now: now), phone: &phone, now: now)
             context.stats.update { $0.reconnects += 1 }
@@ -275,6 +276,8 @@ struct FleetVolunteer: Sendable {
         phone.counter += 1
         let id = "p\(phone.counter)"
         context.ledger.sent(trip.id, timestamp: timestamp, at: .now)
+        context.note(index, "publishing on \(trip.id)")
+        defer { context.note(index, "driving \(trip.id)") }
         do {
             try await connection.send(.publish(.init(id: id, position: fix)))
             context.stats.update { $0.published += 1 }

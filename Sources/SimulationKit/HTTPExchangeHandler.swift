@@ -43,12 +43,23 @@ final class HTTPExchangeHandler: ChannelDuplexHandler {
             promise?.fail(ChannelError.inappropriateOperationForState)
             return
         }
+        // A kept-alive connection the broker closed while it waited in the pool: its close may already have been
+        // seen here, and then nothing would ever fail the exchange. Said at once, so the caller retries.
+        guard context.channel.isActive else {
+            exchange.promise.fail(ConnectionClosed())
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         pending = exchange.promise
         status = 0
         body.clear()
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if let requestBody = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(requestBody))), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        // A request that cannot be written is never answered: its exchange fails with the write.
+        let written = promise ?? context.eventLoop.makePromise()
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.futureResult.whenFailure { _ in handler.value.fail(ConnectionClosed()) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
