@@ -97,7 +97,9 @@ public final class BackendClient: Sendable {
             headers.add(name: "Content-Length", value: "0")
         }
         let head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
-        // A kept-alive connection may have been closed by the server meanwhile: one retry on a fresh one.
+        // A kept-alive connection may have been closed by the server meanwhile, or lose the request: one retry on a
+        // fresh one. Every request of this client may go twice: a PUT names the whole new state and a second
+        // DELETE answers 404.
         let reused = idle.withLock { $0.popLast() }
         if let reused {
             do {
@@ -105,6 +107,8 @@ public final class BackendClient: Sendable {
             } catch is HTTPExchangeHandler.ConnectionClosed {
                 // Closed by the server while idle: nothing was done, so the request goes again below.
             } catch is ChannelError {
+            } catch let unanswered as SimulationError where unanswered.isTimeout {
+                // Not answered on a connection that had waited in the pool: asked again on a fresh one.
             }
         }
         return try await exchange(on: try await connect(), head: head, body: body)
@@ -113,7 +117,7 @@ public final class BackendClient: Sendable {
     private func exchange(on channel: any Channel, head: HTTPRequestHead, body: ByteBuffer?) async throws -> HTTPReply {
         let promise = channel.eventLoop.makePromise(of: HTTPReply.self)
         let timer = channel.eventLoop.scheduleTask(in: timeout) {
-            promise.fail(SimulationError("the broker did not answer \(head.method) \(head.uri) within \(self.timeout.nanoseconds / 1_000_000_000) s"))
+            promise.fail(SimulationError("the broker did not answer \(head.method) \(head.uri) within \(self.timeout.nanoseconds / 1_000_000_000) s", isTimeout: true))
             channel.close(promise: nil)
         }
         channel.writeAndFlush(HTTPExchange(head: head, body: body, promise: promise), promise: nil)
