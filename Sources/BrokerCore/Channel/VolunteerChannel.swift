@@ -72,7 +72,7 @@ struct KeptEntry {
 extension Deque<KeptEntry> {
     /// Appends `entry`, then drops the oldest entry if more than `limit` are kept: in one mutating call, so a
     /// publish makes one access to its channel's history instead of three (the append, the count, the removal),
-    /// each of which paid a dynamic exclusivity check (issue 17).
+    /// each of which pays the runtime's dynamic exclusivity check on the publish path.
     mutating func keep(_ entry: KeptEntry, limit: Int) {
         append(entry)
         if count > limit { removeFirst() }
@@ -152,7 +152,7 @@ final class VolunteerChannel {
     /// The connections watching the donations in `donations`: the first donation's watchers, then the second's,
     /// and so on. Kept from one call to the next until a subscriber comes or goes, so a publish, which passes the
     /// same cached ``Trackable/ids`` each time (which `==` finds equal by its storage before comparing any element),
-    /// hashes no donation id (issue 17). Other donations than the cached ones make the list again.
+    /// hashes no donation id on the hot path. Other donations than the cached ones make the list again.
     func watchers(of donations: [String]) -> [ClientConnection] {
         if let cached = watchersCache, cached.donations == donations { return cached.connections }
         var connections: [ClientConnection] = []

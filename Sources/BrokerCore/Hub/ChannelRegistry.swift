@@ -12,7 +12,7 @@ package final class ChannelRegistry: Sendable {
     }
 
     /// A channel's name with its hash, computed once per look-up for both the shard and the shard's dictionary,
-    /// instead of hashing the name twice (issue 17), or once per connection for the channel it publishes on
+    /// instead of hashing the name twice, or once per connection for the channel it publishes on
     /// (``ClientConnection/channelHash``). The hash is the standard library's seeded one (per process).
     struct Key: Hashable {
         let name: String
@@ -41,7 +41,7 @@ package final class ChannelRegistry: Sendable {
 
         /// What the shard's dictionary hashes with: the name's hash mixed with the dictionary's seed by a few
         /// multiplications and shifts (MurmurHash3's finalizer, a bijection whose low bits depend on every bit),
-        /// instead of a second pass of the standard library's hasher over it (issue 17; ``hash(into:)`` stays for
+        /// instead of a second pass of the standard library's hasher over it (``hash(into:)`` stays for
         /// any other hashing). The name's hash is already the standard library's randomly seeded one, so colliding
         /// names cannot be chosen from outside, and the dictionary's seed still moves where a key lands from one
         /// dictionary to another.

@@ -11,8 +11,7 @@ package final class ClientConnection: Sendable {
     package let id: UInt64
     /// The verified identity; publishing goes to the channel of the same name.
     package let identity: String
-    /// The identity's hash, as the channel registry looks channels up by: worked out once, not on every publish
-    /// (issue 17).
+    /// The identity's hash, as the channel registry looks channels up by: worked out once, not on every publish.
     let channelHash: Int
     /// When the token expires, in seconds since the Unix epoch.
     package let expiresAt: Int64

@@ -138,7 +138,7 @@ package final class Hub: Sendable {
     }
 
     /// Publishes `position` on `connection`'s own channel, as ``publish(as:position:)`` with its identity, without
-    /// hashing the identity again (issue 17).
+    /// hashing the identity again on every publish.
     package func publish(from connection: ClientConnection, position: Position) -> Result<PublishOutcome, BrokerError> {
         publisher.publish(on: ChannelRegistry.Key(connection.identity, hash: connection.channelHash), position: position)
     }

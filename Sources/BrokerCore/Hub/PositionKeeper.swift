@@ -26,7 +26,7 @@ struct PositionKeeper: Sendable {
     }
 
     /// The position's frame, written into the storage of the oldest kept frame when the history is full and is
-    /// about to drop it (no buffer allocated and freed per publish; issue 17). A queued frame that still shares
+    /// about to drop it (no buffer allocated and freed per publish). A queued frame that still shares
     /// that storage keeps its bytes: the framing gets fresh storage then (copy-on-write).
     private func framed(_ position: Position, seq: Int64, in channel: VolunteerChannel) -> PreparedFrame {
         var dropped = channel.history.dropOldest(toKeep: settings.historySize - 1)
@@ -43,7 +43,7 @@ struct PositionKeeper: Sendable {
         let watch = channel.arrivalWatch
         // A great circle is never shorter than its north-south part (haversine: `a >= sin²(Δφ/2)`), so a
         // destination whose latitude alone is farther than the radius is skipped without the trigonometry: with
-        // many donations on one channel, the distances were a sixth of a fan-out's instructions. The margin
+        // many donations on one channel, the distances would otherwise dominate a fan-out. The margin
         // (about 0.1 mm) keeps rounding from ever skipping a destination inside the radius.
         let latitudeReach = settings.arrivalRadiusMeters / Geodesy.earthRadius * 180 / .pi + 1e-9
         // Only coordinates are read per donation; a gate is touched only when an arrival fires.

@@ -49,8 +49,8 @@ struct Publisher: Sendable {
             }
             let seq = channel.nextSeq
             let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
-            // Asked before the existential is copied out (its copy and destroy cost a single node ~140 instructions
-            // per publish otherwise; issue 17).
+            // Asked before the existential is copied out: a single node would otherwise pay its copy and destroy on
+            // every publish.
             if isClustered {
                 cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
             }

@@ -5,7 +5,7 @@ import DequeModule
 ///
 /// A take swaps storages instead of making one: the buffer receives the queue's storage with its frames, and the
 /// queue receives the buffer's emptied one for its next frames. So a connection sent one frame at a time neither
-/// allocates nor frees queue storage per delivery (issue 17). Only small storages go round: ``removeAll()``
+/// allocates nor frees queue storage per delivery. Only small storages go round: ``removeAll()``
 /// lets go of one that ever held more than ``OutboxQueue/keptStorageEntries`` frames, so the storage a queue
 /// receives, and so what an idle connection keeps, is at most that small.
 package struct DrainBuffer: Sendable {
@@ -21,7 +21,7 @@ package struct DrainBuffer: Sendable {
         if storagePeak <= OutboxQueue.keptStorageEntries {
             // Popped one by one (at most ``OutboxQueue/keptStorageEntries``), which keeps the storage: each frame is
             // destroyed by the code specialized for it, where `removeAll(keepingCapacity:)` hands the run to the
-            // runtime's generic destroy (about 90 instructions a delivery; issue 17). An empty Deque may hold the
+            // runtime's generic destroy, paid on every delivery otherwise. An empty Deque may hold the
             // shared empty singleton, which popping leaves alone.
             while frames.popFirst() != nil {}
         } else {

@@ -144,7 +144,7 @@ package struct OutboxQueue: Sendable {
     ///
     /// The storages are swapped, not copied: the buffer receives the queue's with its frames, and the queue keeps
     /// the buffer's emptied one, which ``DrainBuffer/removeAll()`` keeps only when it is small. So a connection
-    /// sent one frame at a time allocates and frees no storage per frame (issue 17), and an idle connection holds
+    /// sent one frame at a time allocates and frees no storage per frame, and an idle connection holds
     /// at most a storage of ``keptStorageEntries`` frames.
     /// - Returns: the close that followed the frames, if one was queued.
     package mutating func take(into buffer: inout DrainBuffer) -> Close? {
