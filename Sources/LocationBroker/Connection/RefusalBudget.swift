@@ -42,11 +42,13 @@ final class RefusalBudget: Sendable {
         return overflow.withLock { $0.take(now: now) }
     }
 
-    /// Whether `key` has no refusal left now (a new request of its would only be refused unanswered).
-    func isExhausted(_ key: String) -> Bool {
+    /// Whether `key` has no refusal left now (a new request of its would only be refused unanswered). Every upgrade
+    /// asks, so while no refusal is on record the key is not even made.
+    func isExhausted(_ key: @autoclosure () -> String) -> Bool {
         let now = clock.now()
         let exhausted: Bool? = buckets.withLock { buckets in
-            guard var bucket = buckets[key] else { return buckets.count < maximumKeys ? false : nil }
+            if buckets.isEmpty { return false }
+            guard var bucket = buckets[key()] else { return buckets.count < maximumKeys ? false : nil }
             // A copy: looking does not spend.
             return !bucket.take(now: now)
         }

@@ -65,9 +65,8 @@ struct WebSocketEndpoint: Sendable {
         if isDraining() {
             return .now(.failure(.init(status: .serviceUnavailable, error: .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))))
         }
-        let addressKey = address.map(RefusalBudget.key(for:))
         // Checked before the token is read: an address past its budget costs no verification.
-        if let addressKey, addressRefusals.isExhausted(addressKey) {
+        if let address, addressRefusals.isExhausted(RefusalBudget.key(for: address)) {
             return .now(.failure(.init(
                 status: .tooManyRequests,
                 error: .init(.limitReached, "too many refused upgrades from your address; retry in \(addressRefusals.secondsPerRefusal) s"))))
@@ -75,20 +74,20 @@ struct WebSocketEndpoint: Sendable {
         guard let token = Self.token(of: request) else {
             return .now(charged(
                 .init(status: .unauthorized, error: .init(.unauthorized, "no token: send Authorization: Bearer <JWT>, or ?token=<JWT> from a browser")),
-                to: addressKey))
+                to: address))
         }
         let jose = JOSEToken(token)
-        if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token), addressKey: addressKey) } }
-        return .now(admitted(verifier.verify(jose), addressKey: addressKey))
+        if jose.isWatchLink { return .later { [self] in admitted(await watchLinks.verify(token), address: address) } }
+        return .now(admitted(verifier.verify(jose), address: address))
     }
 
     /// The identity of a verified token, when the identity may open one more connection; else why not.
-    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>, addressKey: String?) -> Result<VerifiedIdentity, Refusal> {
+    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>, address: SocketAddress?) -> Result<VerifiedIdentity, Refusal> {
         switch verified {
         case .failure(let error) where error.code == .unavailable:
             return .failure(.init(status: .serviceUnavailable, error: error))
         case .failure(let error):
-            return charged(.init(status: .unauthorized, error: error), to: addressKey)
+            return charged(.init(status: .unauthorized, error: error), to: address)
         case .success(let identity):
             if identityRefusals.isExhausted(identity.identity) {
                 return .failure(.init(
@@ -99,7 +98,7 @@ struct WebSocketEndpoint: Sendable {
             }
             guard hub.mayConnect(identity.identity) else {
                 // Only an upgrade is charged: a plain request (no address) lets nobody in.
-                if addressKey != nil { _ = identityRefusals.charge(identity.identity) }
+                if address != nil { _ = identityRefusals.charge(identity.identity) }
                 return .failure(.init(
                     status: .tooManyRequests,
                     error: .init(.limitReached, "\(identity.identity) already has \(hub.settings.maxConnectionsPerIdentity) open connections; close one first")))
@@ -109,8 +108,8 @@ struct WebSocketEndpoint: Sendable {
     }
 
     /// A refusal, charged to the address it came from.
-    private func charged(_ refusal: Refusal, to addressKey: String?) -> Result<VerifiedIdentity, Refusal> {
-        if let addressKey { _ = addressRefusals.charge(addressKey) }
+    private func charged(_ refusal: Refusal, to address: SocketAddress?) -> Result<VerifiedIdentity, Refusal> {
+        if let address { _ = addressRefusals.charge(RefusalBudget.key(for: address)) }
         return .failure(refusal)
     }
 
