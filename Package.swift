@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
         .library(name: "LocationBroker", targets: ["LocationBroker"]),
+        // For Benchmarks/HotPath and Benchmarks/Micro only.
+        .library(name: "BrokerBenchmarkFixtures", targets: ["BrokerBenchmarkFixtures"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
@@ -71,12 +73,82 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The broker itself, as a library: the executable below, the tests and the benchmarks use it.
+        // Authentication: the JOSE reader, client tokens (HS256 with a secret; RS256 and ES256 from a JWKS) and the
+        // broker's watch links. No sockets, no HTTP server.
+        .target(
+            name: "BrokerAuth",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The WebSocket transport on SwiftNIO: the one upgrade path, each connection's handler and state machine,
+        // frame reading, the bounded outbox and socket writer. It knows the core and NIO; who may connect and what
+        // is counted are given to it (`UpgradeDecision`, `WebSocketMetrics`).
+        .target(
+            name: "BrokerWebSocket",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+        // What every HTTP route of the broker shares: the request context and the JSON answers and errors.
+        .target(
+            name: "BrokerHTTP",
+            dependencies: [
+                "BrokerProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The donor's tracking page (its files, compiled in), its map settings, the Leaflet files and map tiles.
+        .target(
+            name: "TrackingPage",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                "BrokerHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // Compiled into the binary (`PackageResources`), so the broker stays one file that needs no folder beside it.
+            resources: [
+                .embedInCode("Resources/page/page.html"),
+                .embedInCode("Resources/page/page.css"),
+                .embedInCode("Resources/page/state.js"),
+                .embedInCode("Resources/page/connection.js"),
+                .embedInCode("Resources/page/rendering.js"),
+                .embedInCode("Resources/page/map.js"),
+                .embedInCode("Resources/page/start.js"),
+            ]
+        ),
+        // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics
+        // and `Broker.build`, which puts the targets above together. The executable, the tests and the benchmark
+        // fixtures use it.
         .target(
             name: "LocationBroker",
             dependencies: [
                 "BrokerProtocol",
                 "BrokerCore",
+                "BrokerAuth",
+                "BrokerWebSocket",
+                "BrokerHTTP",
+                "TrackingPage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -101,18 +173,24 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
-            // Compiled into the binary (`PackageResources`), so the broker stays one file that needs no folder beside
-            // it: the tracking page's files, and docs/openapi.yaml (through the symbolic link Resources/openapi.yaml).
-            resources: [
-                .embedInCode("Resources/page/page.html"),
-                .embedInCode("Resources/page/page.css"),
-                .embedInCode("Resources/page/state.js"),
-                .embedInCode("Resources/page/connection.js"),
-                .embedInCode("Resources/page/rendering.js"),
-                .embedInCode("Resources/page/map.js"),
-                .embedInCode("Resources/page/start.js"),
-                .embedInCode("Resources/openapi.yaml"),
-            ]
+            // docs/openapi.yaml, compiled in through the symbolic link Resources/openapi.yaml.
+            resources: [.embedInCode("Resources/openapi.yaml")]
+        ),
+        // The fixtures Benchmarks/HotPath and Benchmarks/Micro measure: the broker's real handlers set up in process.
+        // Not part of the broker: only the benchmark packages use this product.
+        .target(
+            name: "BrokerBenchmarkFixtures",
+            dependencies: [
+                "LocationBroker",
+                "BrokerAuth",
+                "BrokerWebSocket",
+                "BrokerCore",
+                "BrokerProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Fixtures"
         ),
         // `location-broker`: the command line around the library.
         .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
@@ -123,6 +201,10 @@ let package = Package(
             name: "BrokerTestSupport",
             dependencies: [
                 "LocationBroker",
+                "BrokerAuth",
+                "BrokerWebSocket",
+                "BrokerHTTP",
+                "TrackingPage",
                 "BrokerClient",
                 "BrokerProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -145,7 +227,12 @@ let package = Package(
             name: "BrokerTests",
             dependencies: [
                 "BrokerTestSupport",
+                "BrokerBenchmarkFixtures",
                 "LocationBroker",
+                "BrokerAuth",
+                "BrokerWebSocket",
+                "BrokerHTTP",
+                "TrackingPage",
                 "BrokerCore",
                 "BrokerClient",
                 "BrokerProtocol",

@@ -1,5 +1,8 @@
+import BrokerAuth
 import BrokerCore
+import BrokerHTTP
 import BrokerProtocol
+import BrokerWebSocket
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -9,6 +12,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
+import TrackingPage
 import UnixSignals
 
 /// A broker ready to run: the HTTP/WebSocket application and its companion services, built from one
@@ -33,7 +37,8 @@ struct Broker: Sendable {
         // A JWKS is read once before anything else, so that a broker whose keys cannot be read refuses to start.
         var jwks: JWKSRefresher?
         if let source = JWKSSource(configuration) {
-            jwks = try await JWKSRefresher.load(source: source, timing: configuration.jwksTiming, metrics: metrics, logger: logger)
+            jwks = try await JWKSRefresher.load(
+                source: source, timing: configuration.jwksTiming, onRefresh: { metrics.recordJWKSRefresh(succeeded: $0, keys: $1) }, logger: logger)
         }
         // One wall clock for the hub and everything that stamps or judges time next to it.
         let clock = WallClock.system
@@ -99,7 +104,7 @@ struct Broker: Sendable {
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, clock: clock, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
-        try TrackingMap(configuration.map, metrics: metrics, logger: logger).register(on: router)
+        try TrackingMap(configuration.map, countRefusal: { metrics.reject($0) }, logger: logger).register(on: router)
         OpenAPIDocument.register(on: router)
 
         let messages = ClientMessageHandler(
@@ -113,7 +118,7 @@ struct Broker: Sendable {
             responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
             http1: .init(idleTimeout: .seconds(90)), webSocket: webSocket,
             authorize: { endpoint.authorize($0, from: $1) },
-            refuse: { await endpoint.refusal(for: $0, decided: $1) },
+            refusalBody: { endpoint.answer($0) },
             messages: messages)
         let app: any Service
         if let tls = try TLSFiles.serverConfiguration(configuration) {

@@ -1,4 +1,6 @@
 import ArgumentParser
+import BrokerAuth
+import BrokerCore
 import Foundation
 import Logging
 
@@ -15,7 +17,7 @@ public struct LocationBrokerCommand: AsyncParsableCommand {
 }
 
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the broker (the default command).",
         discussion: """
@@ -29,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ServeOptions
 
-    func run() async throws {
+    package func run() async throws {
         let configuration: BrokerConfiguration
         do {
             configuration = try ConfigurationLoader.load(
@@ -58,7 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 struct TokenCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print an HS256 token for an identity, signed with LOCATION_BROKER_JWT_SECRET, to try the broker."
     )
@@ -75,7 +77,7 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(help: "YAML configuration file (default: config/broker.yaml when it exists).")
     var config: String?
 
-    func run() async throws {
+    package func run() async throws {
         let configuration: BrokerConfiguration
         do {
             // The same layers as the server, so the token matches what the server will check.
@@ -97,14 +99,14 @@ struct TokenCommand: AsyncParsableCommand {
 
 /// `location-broker check-config`: the configuration exactly as `serve` reads it.
 struct CheckConfigCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Read the configuration as serve does, print every effective setting with its source (secrets masked), and exit non-zero with serve's refusal if it has one."
     )
 
     @OptionGroup var options: ServeOptions
 
-    func run() async throws {
+    package func run() async throws {
         do {
             let (configuration, sources) = try ConfigurationLoader.loadWithSources(
                 file: options.config, environment: ProcessInfo.processInfo.environment, flags: try options.flags())
@@ -117,5 +119,5 @@ struct CheckConfigCommand: AsyncParsableCommand {
 
 /// A reason the broker cannot start, printed as it is (without the usage text).
 struct StartupError: Error, CustomStringConvertible {
-    let description: String
+    package let description: String
 }

@@ -11,6 +11,7 @@ import ServiceLifecycle
 import Synchronization
 import XCTest
 
+@testable import BrokerAuth
 @testable import LocationBroker
 
 /// An identity provider in the test process: an HTTP server on a free port serving a JWKS that the test

@@ -11,6 +11,7 @@ import NIOCore
 import Synchronization
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
 @testable import LocationBroker
 
@@ -88,7 +89,11 @@ final class LiveBroker: Sendable {
 
     /// One HTTP request to a broker on `port`.
     static func request(port: Int, _ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: String? = nil) async throws -> TestClient.Response {
-        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+        // Hummingbird's test client sends no Host, which every HTTP/1.1 client must (and the broker's upgrades need).
+        var headers = headers
+        let host = HTTPField.Name("Host")!
+        if headers[host] == nil { headers[host] = "127.0.0.1:\(port)" }
+        return try await TestClient.withClient(host: "127.0.0.1", port: port) { [headers] client in
             try await client.execute(.init(path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }))
         }
     }

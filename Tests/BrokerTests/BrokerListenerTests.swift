@@ -11,8 +11,11 @@ import ServiceLifecycle
 import Synchronization
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
+@testable import BrokerHTTP
 @testable import BrokerTestSupport
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The broker's listening socket (``BrokerListener``): a WebSocket is served by its pipeline with no task; only the
@@ -77,7 +80,7 @@ final class BrokerListenerTests: XCTestCase {
             let channel = BrokerServerChannel(
                 responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
                 http1: .init(), webSocket: .init(maxFrameBytes: 4096),
-                authorize: { endpoint.authorize($0, from: $1) }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
+                authorize: { endpoint.authorize($0, from: $1) }, refusalBody: { endpoint.answer($0) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             let handed = Counter()
             self.handed = handed
@@ -120,7 +123,7 @@ final class BrokerListenerTests: XCTestCase {
         return listening
     }
 
-    func testAWebSocketGetsNoTaskAndEveryConnectionThatStaysHTTPGetsOne() async throws {
+    func testAWebSocketAndARefusedUpgradeGetNoTaskAndEveryConnectionThatStaysHTTPGetsOne() async throws {
         let listening = try await startListening()
         let token = try await TokenVerifier.mintHS256(secret: Self.secret, identity: "donor@example.org", ttlSeconds: 600)
         var sockets: [BrokerConnection] = []
@@ -132,12 +135,12 @@ final class BrokerListenerTests: XCTestCase {
         let hello = try await listening.get("/hello")
         XCTAssertEqual(hello.status, .ok)
         XCTAssertEqual(String(buffer: hello.body ?? ByteBuffer()), "hello")
-        // A refused upgrade is answered over HTTP, from a task.
+        // A refused upgrade is answered by the upgrade handler, on the event loop: no task either.
         do {
             _ = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(listening.port)/v1/ws", token: "not-a-token", timeout: .seconds(5))
             XCTFail("a bad token was upgraded")
         } catch {}
-        try await waitUntil("the HTTP request and the refused upgrade were handed to tasks") { listening.handed.value.withLock { $0 } >= 2 }
+        try await waitUntil("the HTTP request was handed to a task") { listening.handed.value.withLock { $0 } >= 1 }
         // The WebSockets still work, and none of them was handed to a task.
         for socket in sockets {
             try await socket.send(.unsubscribe(.init(id: "probe", target: .channel("nobody@example.org"))))
@@ -145,7 +148,7 @@ final class BrokerListenerTests: XCTestCase {
             XCTAssertEqual(error.re, "probe")
             await socket.close()
         }
-        XCTAssertEqual(listening.handed.value.withLock { $0 }, 2, "only the HTTP request and the refused upgrade get a task")
+        XCTAssertEqual(listening.handed.value.withLock { $0 }, 1, "only the HTTP request gets a task")
     }
 
     func testResponsesCarryTheDateAndTheServersName() async throws {

@@ -2,6 +2,7 @@ import NIOCore
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The connection handler reads the client's frames itself (``ClientFrameAssembler``): masking, fragments and

@@ -4,6 +4,7 @@ import NIOWebSocket
 import XCTest
 
 import BrokerProtocol
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The connection handler reads its client's frames itself (``ClientFrameReader``) instead of through NIO's

@@ -6,6 +6,7 @@ import XCTest
 
 @testable import BrokerCore
 @testable import BrokerTestSupport
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The bus is sharded: a node hears a volunteer's positions only while it has a subscriber in the volunteer's

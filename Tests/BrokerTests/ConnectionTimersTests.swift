@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import XCTest
 
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// One event loop's list of connection deadlines (heartbeats, close graces), served by one scheduled task: each

@@ -6,6 +6,7 @@ import XCTest
 
 @testable import BrokerCore
 @testable import BrokerTestSupport
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// Control frames cannot grow the broker: a client that streams pings and never reads holds one pong at most,

@@ -1,8 +1,9 @@
+import BrokerBenchmarkFixtures
 import NIOCore
 import NIOEmbedded
 import XCTest
 
-@_spi(Benchmarks) @testable import LocationBroker
+@testable import LocationBroker
 
 /// Where a volunteer's position is written when its donor is served by the same event loop: as soon as the
 /// volunteer's frame is handled, inside that read, as a bare NIO server writes it (issue 17, pairs' p99), not in a

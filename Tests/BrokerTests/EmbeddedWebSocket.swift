@@ -5,6 +5,7 @@ import NIOWebSocket
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// One client WebSocket served by the broker's own handlers on an `EmbeddedChannel`, as the upgrader builds
@@ -92,7 +93,6 @@ final class EmbeddedWebSocket {
         try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
         // What the upgrade puts before the broker's handler: NIO's frame encoder.
-        try BrokerServerChannel.addFrameEncoder(to: pipeline)
         try WebSocketConnectionHandler.addHandlers(
             to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
             maxMessageBytes: maxMessageBytes, logger: logger)

@@ -3,6 +3,7 @@ import NIOCore
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The broker's word-at-a-time unmasking must give exactly NIO's `unmaskedData`, whatever the length, the key and

@@ -3,7 +3,9 @@ import Foundation
 import HTTPTypes
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerTestSupport
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// A client that guesses (donation ids, channels, tokens) is bounded by a budget of refusals that belongs to who it

@@ -6,6 +6,7 @@ import NIOWebSocket
 import JWTKit
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker

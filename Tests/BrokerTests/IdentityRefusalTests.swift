@@ -5,6 +5,7 @@ import HTTPTypes
 import JWTKit
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

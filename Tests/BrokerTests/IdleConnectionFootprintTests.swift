@@ -4,6 +4,7 @@ import NIOWebSocket
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// glibc's `malloc_usable_size`, which the Glibc module does not export.

@@ -3,6 +3,7 @@ import Foundation
 import JWTKit
 import XCTest
 
+@testable import BrokerAuth
 @testable import LocationBroker
 
 /// The JOSE reader (issue 17) against the JSONDecoder path it replaced (JOSEReaderOracle): every signed token, hostile

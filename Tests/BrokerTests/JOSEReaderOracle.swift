@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import JWTKit
 
+@testable import BrokerAuth
 @testable import LocationBroker
 
 /// The client-token check as it was before issue 17's JOSE reader: Foundation's `JSONDecoder` on the JOSE header

@@ -5,11 +5,13 @@ import HTTPTypes
 import JWTKit
 import XCTest
 
-@testable import BrokerTestSupport
-@testable import LocationBroker
+@testable import BrokerAuth
+@testable import BrokerCore
 
 #if canImport(Glibc)
 import Glibc
+@testable import BrokerTestSupport
+@testable import LocationBroker
 #endif
 
 /// Tokens signed by an identity provider's rotating keys (Firebase's, say), served as a JWKS over HTTP by a

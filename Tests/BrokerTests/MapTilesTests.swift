@@ -8,6 +8,7 @@ import XCTest
 
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
 /// `map_tiles_file`: an MBTiles file the broker serves at `/tiles/{z}/{x}/{y}`, so that the donor's map needs
 /// no third party. Each test makes its own small file of 1×1 PNGs.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

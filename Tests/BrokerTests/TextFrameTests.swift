@@ -4,6 +4,7 @@ import NIOWebSocket
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// Frames queued pre-framed read back, through NIO's own frame decoder, as the text messages they carry.

@@ -5,8 +5,10 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
 /// The tracking page's street map: Leaflet served from `leaflet_folder` (only its own files), the page without
 /// it when it is missing, and a Content-Security-Policy that allows `map_tiles_url`'s origin for images and

@@ -6,6 +6,7 @@ import XCTest
 
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
 /// The tracking page measures the trip by the numbers tracker-watch and the apps use (BrokerProtocol's
 /// ``DonorViewRules``): the broker declares them at the top of the page's script, the page's files keep no copies,

@@ -5,12 +5,13 @@ import XCTest
 
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
-/// The tracking page is real files (Sources/LocationBroker/Resources/page/) compiled into the broker: what the
+/// The tracking page is real files (Sources/TrackingPage/Resources/page/) compiled into the broker: what the
 /// broker serves is those files, its script passes `node --check` and eslint, and its source map leads a
 /// browser's developer tools to the files' own lines.
 final class TrackingPageFilesTests: XCTestCase {
-    private let folder = BrokerProcess.packageRoot.appendingPathComponent("Sources/LocationBroker/Resources/page")
+    private let folder = BrokerProcess.packageRoot.appendingPathComponent("Sources/TrackingPage/Resources/page")
 
     private func file(_ name: String) throws -> String {
         try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
@@ -106,7 +107,7 @@ final class TrackingPageFilesTests: XCTestCase {
         let map = try JSONDecoder().decode(Map.self, from: Data(buffer: response.body ?? ByteBuffer()))
         XCTAssertEqual(map.version, 3)
         for name in ["state.js", "connection.js", "rendering.js", "map.js", "start.js"] {
-            let index = try XCTUnwrap(map.sources.firstIndex(of: "Sources/LocationBroker/Resources/page/\(name)"), name)
+            let index = try XCTUnwrap(map.sources.firstIndex(of: "Sources/TrackingPage/Resources/page/\(name)"), name)
             XCTAssertEqual(map.sourcesContent[index], try file(name), "\(name) as it is in the repository")
         }
         // Decode the mappings and check that each mapped line of the script is that line of that file.

@@ -7,6 +7,7 @@ import XCTest
 
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
 /// `GET /track/{donation}` serves a page that needs nothing but the broker, and that a screen reader can follow.
 /// The page's behaviour in a real browser is checked by scripts/browser-test; its map by TrackingMapTests.

@@ -1,6 +1,7 @@
 import BrokerProtocol
 import XCTest
 
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// A text frame's UTF-8 check (1007 otherwise) reads ASCII eight bytes at a time: it must say exactly what the

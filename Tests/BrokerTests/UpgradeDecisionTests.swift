@@ -5,7 +5,10 @@ import NIOEmbedded
 import Synchronization
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
+@testable import BrokerTestSupport
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// A WebSocket upgrade with a client token is decided on the socket's event loop: no Swift task, no actor hop
@@ -35,21 +38,29 @@ final class UpgradeDecisionTests: XCTestCase {
             let value = Mutex<String?>(nil)
         }
 
-        init() async throws {
+        /// The verifier of the watch links this socket's broker takes, and the one donation its store holds.
+        let watchLinks: WatchTokenVerifier
+        let watchLinkDonation: Donation?
+
+        /// - Parameter watchLinkDonation: the donation the store holds for watch links (none by default).
+        init(watchLinkDonation: Donation? = nil) async throws {
+            self.watchLinkDonation = watchLinkDonation
             let clock = ManualClock(start: 1_700_000_000_000)
             hub = Hub(settings: HubSettings(BrokerConfiguration()), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
             var configuration = BrokerConfiguration()
             configuration.jwtSecret = UpgradeDecisionTests.secret
+            watchLinks = await WatchTokenVerifier(backendKey: "upgrade-decision-backend-key-0123456789", ttlSeconds: 600) { id in
+                watchLinkDonation?.id == id ? watchLinkDonation : nil
+            }
             let endpoint = WebSocketEndpoint(
-                verifier: try await TokenVerifier(configuration: configuration),
-                watchLinks: await WatchTokenVerifier(backendKey: "upgrade-decision-backend-key-0123456789", ttlSeconds: 600) { _ in nil },
-                metrics: metrics, hub: hub, isDraining: { false })
+                verifier: try await TokenVerifier(configuration: configuration), watchLinks: watchLinks, metrics: metrics, hub: hub,
+                isDraining: { false })
             let server = BrokerServerChannel(
                 responder: { _, _, _ in }, http1: .init(), webSocket: .init(maxFrameBytes: 4096),
                 authorize: { [authorizations] in
                     authorizations.value.withLock { $0 += 1 }
                     return endpoint.authorize($0, from: $1)
-                }, refuse: { await endpoint.refusal(for: $0, decided: $1) },
+                }, refusalBody: { endpoint.answer($0) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
             value = try await server.setup(channel: channel, logger: Logger(label: "UpgradeDecisionTests")).get()
@@ -57,7 +68,7 @@ final class UpgradeDecisionTests: XCTestCase {
                 outcome.value.withLock {
                     switch result {
                     case .success(.webSocket): $0 = "webSocket"
-                    case .success(.refusedUpgrade(_, _, let reason)): $0 = "refused" + (reason.map { " \($0.status.code) \($0.error.code.rawValue)" } ?? "")
+                    case .success(.refusedUpgrade): $0 = "refused"
                     case .success(.http): $0 = "http"
                     case .failure(let error): $0 = "failed: \(error)"
                     }
@@ -65,22 +76,21 @@ final class UpgradeDecisionTests: XCTestCase {
             }
         }
 
-        /// Sends an upgrade request for `/v1/ws` with `token`, as one packet, and runs only the socket's loop.
-        func upgrade(token: String) {
-            let request =
-                "GET /v1/ws HTTP/1.1\r\nHost: broker\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-                + "Sec-WebSocket-Key: \(UpgradeDecisionTests.key)\r\nAuthorization: Bearer \(token)\r\n\r\n"
-            do {
-                try channel.writeInbound(ByteBuffer(string: request))
-            } catch {
-                // NIO's upgrader reports a refused upgrade as an error on the pipeline before answering it.
-                pipelineError = error
-            }
-            channel.embeddedEventLoop.run()
+        /// A watch link to the donation with `id`, as the backend gets it.
+        func watchLink(for id: String) async throws -> String {
+            let donation = try XCTUnwrap(watchLinkDonation)
+            return try await watchLinks.mint(for: donation).token
         }
 
-        /// The error a refused upgrade left on the pipeline.
-        private(set) var pipelineError: (any Error)?
+        /// Sends an upgrade request for `/v1/ws` with `token` and then `after`, as one packet, and runs only the
+        /// socket's loop.
+        func upgrade(token: String, then after: String = "") {
+            let request =
+                "GET /v1/ws HTTP/1.1\r\nHost: broker\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                + "Sec-WebSocket-Key: \(UpgradeDecisionTests.key)\r\nAuthorization: Bearer \(token)\r\n\r\n" + after
+            XCTAssertNoThrow(try channel.writeInbound(ByteBuffer(string: request)))
+            channel.embeddedEventLoop.run()
+        }
 
         /// Everything the broker wrote so far, as text.
         func written() throws -> String {
@@ -106,28 +116,53 @@ final class UpgradeDecisionTests: XCTestCase {
         XCTAssertTrue(written.hasPrefix(switching), "no 101 without running a task: \(written.prefix(120).debugDescription)")
         XCTAssertTrue(written.contains(#""type":"welcome""#), "the WebSocket handlers did not start")
         XCTAssertEqual(socket.outcome.value.withLock { $0 }, "webSocket")
-        XCTAssertNil(socket.pipelineError)
     }
 
-    /// A forged token is the cheapest thing an attacker can send: refusing it must not cost more signature checks
-    /// than before the hand-written upgrade (one to decide, one to say why), whichever path reads the request.
+    /// A forged token is the cheapest thing an attacker can send: refusing it costs one signature check, and its
+    /// answer says why without judging the token again.
     func testAForgedTokenIsJudgedOnceBeforeItsRefusal() async throws {
         let socket = try await Socket()
         defer { socket.stop() }
         let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
         socket.upgrade(token: forged)
-        // The refusal carries the reason it was decided with to the 401, which does not judge the token again.
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused 401 unauthorized")
-        XCTAssertEqual(socket.authorizations.value.withLock { $0 }, 1, "the hand-written upgrade's decision is not taken again by NIO's path")
+        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused")
+        XCTAssertEqual(socket.authorizations.value.withLock { $0 }, 1, "the token was judged once")
+        XCTAssertEqual(socket.metrics.value(of: #"broker_rejections_total{code="unauthorized"}"#), 1, "the refusal is counted once")
     }
 
-    func testARefusedClientTokenIsDecidedWithoutATask() async throws {
+    func testARefusedClientTokenIsAnsweredWithItsReasonWithoutATaskAndTheSocketCloses() async throws {
         let socket = try await Socket()
         defer { socket.stop() }
         let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
         socket.upgrade(token: forged)
-        // Handed to the refusal path at once (which answers the 401 with its JSON body from a task).
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused 401 unauthorized")
-        XCTAssertFalse(try socket.written().contains("101"))
+        // Nothing but the socket's own loop has run: the 401 and its JSON body are written, and the socket closed.
+        let written = try socket.written()
+        XCTAssertTrue(written.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), written)
+        XCTAssertTrue(written.contains("Connection: close\r\n"), written)
+        XCTAssertTrue(written.contains(#""code":"unauthorized""#), written)
+        XCTAssertFalse(written.contains("101"))
+        let body = try XCTUnwrap(written.components(separatedBy: "\r\n\r\n").last)
+        XCTAssertTrue(written.contains("Content-Length: \(body.utf8.count)\r\n"), "the length is the body's: \(written)")
+        XCTAssertFalse(socket.channel.isActive, "the socket was closed after the answer")
+    }
+
+    /// A watch link's check reads the store, which suspends: the socket waits for it on its event loop and is
+    /// upgraded by the same handler, with a frame the client sent meanwhile read after the welcome.
+    func testAWatchLinkIsUpgradedByTheSameHandlerWhenItsCheckReturns() async throws {
+        let donation = Donation(
+            id: "don-1", donor: "donor@example.org", volunteer: "volunteer@example.org", state: .beingLookedFor,
+            home: Home(lat: -34.6, lon: -58.4, label: "home"), institution: nil, createdAt: 0, updatedAt: 0, incarnation: "incarnation-1")
+        let socket = try await Socket(watchLinkDonation: donation)
+        defer { socket.stop() }
+        let link = try await socket.watchLink(for: "don-1")
+        socket.upgrade(token: link, then: "\u{81}\u{80}\u{1}\u{2}\u{3}\u{4}")
+        try await waitUntil("the watch link's check returned and the socket was decided") {
+            socket.channel.embeddedEventLoop.run()
+            return socket.outcome.value.withLock { $0 } != nil
+        }
+        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "webSocket")
+        let written = try socket.written()
+        XCTAssertTrue(written.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"), written)
+        XCTAssertTrue(written.contains(#""type":"welcome""#), "the WebSocket handlers started")
     }
 }

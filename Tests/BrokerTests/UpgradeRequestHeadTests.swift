@@ -3,6 +3,8 @@ import Foundation
 import HTTPTypes
 import XCTest
 
+@testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The hand-written upgrade reads only one plain form of request head; every other head, valid or not, is left to

@@ -6,6 +6,7 @@ import JWTKit
 import NIOCore
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker

@@ -3,15 +3,17 @@ import HTTPTypes
 import Logging
 import XCTest
 
+@testable import BrokerAuth
 @testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
-/// `GET /v1/ws` refusals: a request the upgrade refused is answered with the reason it was refused for, without
-/// judging its token again.
+/// `GET /v1/ws` refusals: an upgrade the upgrade handler refused is answered with the reason it was decided with;
+/// a plain request that reached the route is told why it was not upgraded.
 final class WebSocketEndpointTests: XCTestCase {
     static let secret = "endpoint-test-secret-0123456789-0123456789"
 
-    func testARefusalIsAnsweredAsDecidedEvenWhenTheBrokerHasChangedSince() async throws {
+    func testARefusalIsAnsweredWithItsReasonAndCountedAndAPlainRequestIsToldWhy() async throws {
         let metrics = BrokerMetrics()
         var configuration = BrokerConfiguration()
         configuration.jwtSecret = Self.secret
@@ -29,16 +31,16 @@ final class WebSocketEndpointTests: XCTestCase {
         let open = hub.connect(identity: "donor@example.org", expiresAt: .max, sink: outbox, logger: Logger(label: "test"))
         guard case .now(.failure(let refusal)) = endpoint.authorize(request, from: nil) else { return XCTFail("the second connection was not refused") }
         XCTAssertEqual(refusal.status, .tooManyRequests)
-        // The first connection closes before the refusal is answered: the answer is still the decision's.
-        hub.disconnect(open)
-        let (status, error) = await endpoint.refusal(for: request, decided: refusal)
-        XCTAssertEqual(status, .tooManyRequests)
-        XCTAssertEqual(error.code, .limitReached)
+        var body = endpoint.answer(refusal)
+        let text = try XCTUnwrap(body.readString(length: body.readableBytes))
+        XCTAssertTrue(text.contains(#""code":"limit-reached""#) && text.contains("already has 1 open connections"), text)
         XCTAssertEqual(metrics.value(of: #"broker_rejections_total{code="limit-reached"}"#), 1, "the refusal is counted")
-        // Without a decision (a plain GET /v1/ws), the request is judged now.
+        hub.disconnect(open)
+        // A plain GET /v1/ws with a valid token is judged when it reaches the route: it is not an upgrade.
         let (plainStatus, plainError) = await endpoint.refusal(for: request)
         XCTAssertEqual(plainStatus, .badRequest)
         XCTAssertEqual(plainError.code, .badRequest)
+        XCTAssertTrue(plainError.message.hasPrefix("this endpoint speaks WebSocket only"), plainError.message)
     }
 
     func testEveryRefusalOfTheDecisionSaysWhy() async throws {
@@ -51,7 +53,7 @@ final class WebSocketEndpointTests: XCTestCase {
             verifier: try await TokenVerifier(configuration: configuration),
             watchLinks: await WatchTokenVerifier(backendKey: "endpoint-test-backend-key-0123456789", ttlSeconds: 600) { _ in nil },
             metrics: metrics, hub: hub, isDraining: { draining.isSet })
-        func decided(_ headers: HTTPFields) -> WebSocketEndpoint.Refusal? {
+        func decided(_ headers: HTTPFields) -> UpgradeRefusal? {
             let request = HTTPRequest(method: .get, scheme: nil, authority: "broker", path: "/v1/ws", headerFields: headers)
             guard case .now(.failure(let refusal)) = endpoint.authorize(request, from: nil) else { return nil }
             return refusal

@@ -4,6 +4,9 @@ import NIOEmbedded
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerAuth
+@testable import BrokerCore
+@testable import BrokerWebSocket
 @testable import LocationBroker
 
 /// The broker's WebSocket transport on an `EmbeddedChannel` with virtual time: heartbeats, close handshakes in

@@ -89,6 +89,6 @@ enum ClusterEvent: Sendable, Equatable {
 }
 
 struct ClusterEventError: Error, CustomStringConvertible {
-    let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -31,23 +31,23 @@ final class ClusterOutbox: ClusterLink {
     }
 
     /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`.
-    func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+    package func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
         announce(.position(origin: node, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt))
     }
 
     /// Queues that the volunteer's last connection to this node closed.
-    func announceOffline(channel: String, lastSeen: Int64?) {
+    package func announceOffline(channel: String, lastSeen: Int64?) {
         announce(.offline(origin: node, channel: channel, lastSeen: lastSeen))
     }
 
     /// Keeps a subscription until this node listens to the volunteer's bus shards (``ShardInterest``); answered
     /// at once where no bus runs.
-    func admitSubscription(_ waiting: WaitingSubscription) -> Bool {
+    package func admitSubscription(_ waiting: WaitingSubscription) -> Bool {
         guard let interest else { return true }
         return interest.admit(.init(waiting: waiting, shards: interest.shards(of: waiting.channel)))
     }
 
-    func withdrawSubscription(connection: UInt64, channel: String?, donation: String?) -> WaitingSubscription? {
+    package func withdrawSubscription(connection: UInt64, channel: String?, donation: String?) -> WaitingSubscription? {
         interest?.withdraw(connection: connection, channel: channel, donation: donation)?.waiting
     }
 

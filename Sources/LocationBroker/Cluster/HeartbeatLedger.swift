@@ -38,5 +38,5 @@ final class HeartbeatLedger: Sendable {
 }
 
 struct HeartbeatMissed: Error, CustomStringConvertible {
-    var description: String { "the listening session did not hear its heartbeat back in time" }
+    package var description: String { "the listening session did not hear its heartbeat back in time" }
 }

@@ -50,7 +50,7 @@ struct PostgresBus: Service {
         }
     }
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await writeLoop() }
@@ -298,7 +298,7 @@ struct Backoff {
 struct PostgresClientService: Service {
     let client: PostgresClient
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await client.run()
         }

@@ -128,6 +128,6 @@ struct PostgresLocation: Sendable, Equatable {
 }
 
 struct PostgresLocationError: Error, CustomStringConvertible {
-    let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,7 @@
+import BrokerAuth
+import BrokerCore
 import Foundation
+import TrackingPage
 
 /// Everything the broker can be told, with the defaults it uses when told nothing.
 ///
@@ -6,7 +9,7 @@ import Foundation
 /// environment variables, then command-line flags. The initial values below are the only place a default is
 /// written: ``ConfigurationKey`` (every setting's key, flag, environment variable, range and help) reads them
 /// back for `--help`, config/broker.yaml and docs/CONFIGURATION.md.
-struct BrokerConfiguration: Sendable {
+package struct BrokerConfiguration: Sendable {
     /// Address to listen on.
     var host = "127.0.0.1"
     /// TCP port to listen on; 0 picks a free port (tests use that).
@@ -28,7 +31,7 @@ struct BrokerConfiguration: Sendable {
     var clusterHeartbeatSeconds = 5
     /// HS256 secret for WebSocket tokens, at least 32 bytes of UTF-8. No default: the broker refuses to start
     /// without it unless a JWKS (`jwks_url` or `jwks_file`) is given.
-    var jwtSecret: String?
+    package var jwtSecret: String?
     /// A JWKS file (JSON) with RS256/ES256 public keys for verifying tokens; read again when it changes or on
     /// SIGHUP. Needs `audience` and `issuer`.
     var jwksFile: String?
@@ -36,7 +39,7 @@ struct BrokerConfiguration: Sendable {
     /// and refreshed in the background. Needs `audience` and `issuer`.
     var jwksURL: URL?
     /// When the JWKS is read again (``JWKSTiming``'s documented defaults; tests shorten them).
-    var jwksTiming = JWKSTiming()
+    var jwksTiming = JWKSTiming.defaults
     /// The token claim that holds the caller's identity; Firebase ID tokens carry the e-mail in `email`.
     var identityClaim = "sub"
     /// With `identity_claim: email`, tokens must carry `email_verified: true`.
@@ -62,7 +65,7 @@ struct BrokerConfiguration: Sendable {
     /// How many positions a volunteer may publish in a burst above the rate.
     var publishBurst = 5
     /// The largest WebSocket frame accepted from a client, in bytes; larger frames close the connection with 1009.
-    var maxFrameBytes = 4096
+    package var maxFrameBytes = 4096
     /// The largest HTTP request body accepted, in bytes.
     var maxBodyBytes = 65_536
     /// Bytes a connection's outbound queue may hold before positions are conflated and, if that is not
@@ -102,11 +105,16 @@ struct BrokerConfiguration: Sendable {
     /// `text` (swift-log's lines) or `json` (one JSON object per line, for log shippers).
     var logFormat = "text"
     /// The tracking page's street map: Leaflet's folder and the opt-in tiles.
-    var map = MapSettings()
+    var map = MapSettings.defaults
 
     /// Where donations are kept, for logs and errors.
     var storeDescription: String { store?.description ?? database }
 
     /// The shortest secret or backend key the broker accepts, in bytes.
     static let minimumSecretBytes = 32
+}
+
+extension BrokerConfiguration {
+    /// Every setting at its default.
+    package static let defaults = BrokerConfiguration()
 }

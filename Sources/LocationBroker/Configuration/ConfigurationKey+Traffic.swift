@@ -1,3 +1,4 @@
+import BrokerCore
 // What clients may do and how fast: heartbeats, presence, history, rates and the limits that protect the broker.
 extension ConfigurationKey {
     static let traffic: [ConfigurationKey] = [

@@ -1,4 +1,5 @@
 import Foundation
+import TrackingPage
 
 /// One setting, written once: its key, what it accepts, its help text, whether it is a secret, how to apply a
 /// text value and how to read the effective value back. Its environment variable and its flag follow from the

@@ -1,10 +1,6 @@
+import BrokerCore
 import Foundation
 import Yams
-
-/// A setting that could not be used, said so that the operator knows where to fix it.
-struct ConfigurationError: Error, CustomStringConvertible {
-    let description: String
-}
 
 /// Builds a ``BrokerConfiguration`` from its layers: defaults, YAML file, environment, flags (last wins).
 ///

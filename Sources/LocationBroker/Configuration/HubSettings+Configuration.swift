@@ -2,7 +2,7 @@ import BrokerCore
 
 extension HubSettings {
     /// The hub's settings read from the broker's configuration, in the units the hub uses.
-    init(_ configuration: BrokerConfiguration) {
+    package init(_ configuration: BrokerConfiguration) {
         self.init(
             historySize: configuration.historySize,
             arrivalRadiusMeters: configuration.arrivalRadiusMeters,

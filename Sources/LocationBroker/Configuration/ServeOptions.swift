@@ -22,7 +22,7 @@ struct ServeOptions: ParsableArguments {
     }
 
     /// Refuses an unknown flag, a flag without a value or a secret before anything is read.
-    func validate() throws {
+    package func validate() throws {
         _ = try flags()
     }
 }
@@ -30,7 +30,7 @@ struct ServeOptions: ParsableArguments {
 /// `location-broker settings`: the settings table as config/broker.yaml or as docs/CONFIGURATION.md's tables,
 /// for `scripts/generate-settings`.
 struct SettingsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+    package static let configuration = CommandConfiguration(
         commandName: "settings",
         abstract: "Print every setting as config/broker.yaml (--yaml) or as the Markdown document given with its settings tables made again (--markdown FILE)."
     )
@@ -41,11 +41,11 @@ struct SettingsCommand: ParsableCommand {
     @Option(help: "Print this Markdown file (docs/CONFIGURATION.md) with its settings tables made from the settings.")
     var markdown: String?
 
-    func validate() throws {
+    package func validate() throws {
         guard yaml != (markdown != nil) else { throw ValidationError("give one of --yaml and --markdown FILE") }
     }
 
-    func run() throws {
+    package func run() throws {
         if let markdown {
             let document = try String(contentsOfFile: markdown, encoding: .utf8)
             print(try SettingsDocument.markdown(updating: document), terminator: "")

@@ -1,4 +1,6 @@
+import BrokerCore
 import Foundation
+import TrackingPage
 
 /// The texts made from ``ConfigurationKey/all``: `serve --help`'s list, config/broker.yaml, and
 /// docs/CONFIGURATION.md's settings tables. `scripts/generate-settings` writes the files through

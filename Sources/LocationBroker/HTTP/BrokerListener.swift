@@ -6,7 +6,7 @@ import ServiceLifecycle
 
 /// The broker's listening socket: each accepted connection is set up by ``BrokerServerChannel`` on its event
 /// loop, and one that becomes a WebSocket there is served by its pipeline alone, with no task. Only the
-/// connections that stay HTTP (the API, refused upgrades, watch links) get a task, in which Hummingbird's
+/// connections that stay HTTP (the API) get a task, in which Hummingbird's
 /// HTTP/1.1 handling answers them.
 ///
 /// Hummingbird's own server hands every accepted socket to a task through an async sequence before anything is
@@ -27,7 +27,7 @@ struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == B
     /// Called with the bound port once the socket listens.
     let onListening: @Sendable (Int) async -> Void
 
-    func run() async throws {
+    package func run() async throws {
         let httpOpen = QuiescingHTTPConnections()
         let (httpConnections, handOver) = AsyncStream.makeStream(of: BrokerServerChannel.Value.self)
         let server: any Channel
@@ -72,7 +72,7 @@ struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == B
     ) {
         connection.upgradeResult.whenComplete { result in
             switch result {
-            case .success(.webSocket):
+            case .success(.webSocket), .success(.refusedUpgrade):
                 break
             case .success:
                 httpOpen.add(connection.channel)

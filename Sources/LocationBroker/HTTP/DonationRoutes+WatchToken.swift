@@ -1,3 +1,4 @@
+import BrokerHTTP
 import BrokerProtocol
 import Hummingbird
 

@@ -1,3 +1,5 @@
+import BrokerAuth
+import BrokerHTTP
 import BrokerProtocol
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+import BrokerHTTP
 import Hummingbird
 import HummingbirdCore
 import Logging

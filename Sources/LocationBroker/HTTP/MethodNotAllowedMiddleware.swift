@@ -1,11 +1,13 @@
+import BrokerHTTP
 import BrokerProtocol
 import HTTPTypes
 import Hummingbird
+import TrackingPage
 
 /// Answers a method a known path does not serve with 405 and the `Allow` header (RFC 9110 §15.5.6), instead of
 /// the router's 404, which would say the path does not exist.
 struct MethodNotAllowedMiddleware: RouterMiddleware {
-    typealias Context = BrokerRequestContext
+    package typealias Context = BrokerRequestContext
 
     /// A path's segments, `*` standing for any one segment, and the methods it serves.
     struct Route: Sendable {
@@ -28,7 +30,7 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
 
     let metrics: BrokerMetrics
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true)
         guard let route = Self.routes.first(where: { Self.matches($0.segments, segments) }),
             !route.methods.contains(request.method), !(request.method == .head && route.methods.contains(.get))

@@ -1,3 +1,4 @@
+import BrokerHTTP
 import Hummingbird
 
 /// `GET /openapi.yaml`: the OpenAPI 3.1 description of the HTTP routes (docs/openapi.yaml), from which the Ponte

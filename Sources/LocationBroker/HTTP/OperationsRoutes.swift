@@ -1,3 +1,4 @@
+import BrokerHTTP
 import Hummingbird
 
 /// `GET /healthz` and `GET /metrics`.

@@ -1,4 +1,6 @@
+import BrokerAuth
 import BrokerCore
+import BrokerHTTP
 import BrokerProtocol
 import Foundation
 import HTTPTypes

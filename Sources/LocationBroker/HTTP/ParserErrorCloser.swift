@@ -5,9 +5,9 @@ import NIOHTTP1
 /// NUL...). NIO's `HTTPServerProtocolErrorHandler`, before it, has answered 400; nothing after the bad bytes can be
 /// read, so waiting for the handshake or idle timeout would only hold the socket.
 final class ParserErrorCloser: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundIn = HTTPServerRequestPart
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is HTTPParserError {
             context.close(promise: nil)
         }

@@ -1,3 +1,4 @@
+import BrokerHTTP
 import BrokerProtocol
 import HTTPTypes
 import NIOCore
@@ -16,14 +17,14 @@ import NIOHTTPTypes
 ///   the client's pace.
 ///
 /// It sits in NIO's HTTP pipeline after the codec to HTTP types, so it sees requests and responses as parts.
-final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPRequestPart
+    package typealias InboundOut = HTTPRequestPart
+    package typealias OutboundIn = HTTPResponsePart
+    package typealias OutboundOut = HTTPResponsePart
 
     /// The bounds, documented in docs/SECURITY.md ("Slow clients").
-    struct Deadlines: Sendable {
+    package struct Deadlines: Sendable {
         /// From a request's head to the end of its body.
         var body: TimeAmount
         /// From the end of a response to the end of the next request's head.
@@ -50,16 +51,16 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.deadlines = deadlines
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         arm(deadlines.body, context: context)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
             if case .awaitingHead = phase {
@@ -77,7 +78,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch (unwrapOutboundIn(data), phase) {
         case (_, .closing):
             promise?.fail(ChannelError.ioOnClosedChannel)

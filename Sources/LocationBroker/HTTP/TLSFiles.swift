@@ -1,3 +1,4 @@
+import BrokerCore
 import NIOSSL
 
 /// Serves TLS when `tls_cert` and `tls_key` are set.

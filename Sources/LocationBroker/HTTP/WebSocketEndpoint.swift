@@ -1,12 +1,16 @@
+import BrokerAuth
 import BrokerCore
+import BrokerHTTP
 import BrokerProtocol
+import BrokerWebSocket
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import NIOCore
 
-/// The plain-HTTP side of `GET /v1/ws`: it answers only requests that were not upgraded, and says why.
-struct WebSocketEndpoint: Sendable {
+/// Who may open a WebSocket at `GET /v1/ws`, decided for the upgrade handler (``WebSocketUpgradeHandler``), and
+/// the answer to a request there that was not an upgrade.
+package struct WebSocketEndpoint: Sendable {
     let verifier: TokenVerifier
     let watchLinks: WatchTokenVerifier
     let metrics: BrokerMetrics
@@ -21,7 +25,7 @@ struct WebSocketEndpoint: Sendable {
     /// - Parameters:
     ///   - identityRefusals: the budget the identities' frames are charged to; by default one of 10 a minute.
     ///   - addressRefusals: by default 60 refused upgrades a minute per address.
-    init(
+    package init(
         verifier: TokenVerifier, watchLinks: WatchTokenVerifier, metrics: BrokerMetrics, hub: Hub, isDraining: @escaping @Sendable () -> Bool,
         identityRefusals: RefusalBudget? = nil, addressRefusals: RefusalBudget? = nil
     ) {
@@ -41,27 +45,11 @@ struct WebSocketEndpoint: Sendable {
         return URI(path).queryParameters.get("token")
     }
 
-    /// Why an upgrade request was refused: the status and the error of the answer's JSON body.
-    struct Refusal: Error, Equatable {
-        let status: HTTPResponse.Status
-        let error: BrokerError
-    }
-
-    /// Whether an upgrade request may become a WebSocket, decided on the socket's event loop. A refusal carries
-    /// its reason to the answer: the token is judged once (a forged token is the cheapest thing to send, and a
-    /// second check could also see another broker, one connection later, than the one that decided).
-    enum Decision: Sendable {
-        /// Decided without suspending.
-        case now(Result<VerifiedIdentity, Refusal>)
-        /// A watch link: whether its donation still exists is read from the store, which suspends.
-        case later(@Sendable () async -> Result<VerifiedIdentity, Refusal>)
-    }
-
     /// The identity of an upgrade request, when the broker takes new sockets and the token is valid. A client token
     /// is decided at once (no task, no actor hop: the connect storm's cost); only a watch link waits for the store.
     /// - Parameter address: the client's address, whose refused upgrades are charged to it; `nil` for a request
     ///   that was not an upgrade (its refusal is an answer, and nothing is let in).
-    func authorize(_ request: HTTPRequest, from address: SocketAddress?) -> Decision {
+    package func authorize(_ request: HTTPRequest, from address: SocketAddress?) -> UpgradeDecision {
         if isDraining() {
             return .now(.failure(.init(status: .serviceUnavailable, error: .init(.unavailable, "the broker is shutting down; reconnect to another node or retry shortly"))))
         }
@@ -82,7 +70,7 @@ struct WebSocketEndpoint: Sendable {
     }
 
     /// The identity of a verified token, when the identity may open one more connection; else why not.
-    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>, address: SocketAddress?) -> Result<VerifiedIdentity, Refusal> {
+    private func admitted(_ verified: Result<VerifiedIdentity, BrokerError>, address: SocketAddress?) -> Result<VerifiedIdentity, UpgradeRefusal> {
         switch verified {
         case .failure(let error) where error.code == .unavailable:
             return .failure(.init(status: .serviceUnavailable, error: error))
@@ -108,30 +96,30 @@ struct WebSocketEndpoint: Sendable {
     }
 
     /// A refusal, charged to the address it came from.
-    private func charged(_ refusal: Refusal, to address: SocketAddress?) -> Result<VerifiedIdentity, Refusal> {
+    private func charged(_ refusal: UpgradeRefusal, to address: SocketAddress?) -> Result<VerifiedIdentity, UpgradeRefusal> {
         if let address { _ = addressRefusals.charge(RefusalBudget.key(for: address)) }
         return .failure(refusal)
     }
 
+    /// The body of the answer to an upgrade the upgrade handler refused (written by it, then the socket closed);
+    /// the refusal is counted.
+    package func answer(_ refusal: UpgradeRefusal) -> ByteBuffer {
+        metrics.reject(refusal.error.code)
+        return JSONResponse.errorBody(refusal.error)
+    }
+
     /// The answer to a request for `/v1/ws` that was not upgraded, and why; the refusal is counted.
-    /// - Parameter decided: the upgrade's own refusal, when it judged the request: answered as decided, without
-    ///   judging the token again.
-    func refusal(for request: HTTPRequest, decided: Refusal? = nil) async -> (HTTPResponse.Status, BrokerError) {
-        let refusal: Refusal
-        if let decided {
-            refusal = decided
-        } else {
-            refusal = await reason(request)
-        }
+    func refusal(for request: HTTPRequest) async -> (HTTPResponse.Status, BrokerError) {
+        let refusal = await reason(request)
         metrics.reject(refusal.error.code)
         return (refusal.status, refusal.error)
     }
 
-    private func reason(_ request: HTTPRequest) async -> Refusal {
+    private func reason(_ request: HTTPRequest) async -> UpgradeRefusal {
         guard request.path?.split(separator: "?").first == "/v1/ws" else {
             return .init(status: .notFound, error: .init(.notFound, "no such endpoint; WebSockets are served at /v1/ws"))
         }
-        let decision: Result<VerifiedIdentity, Refusal>
+        let decision: Result<VerifiedIdentity, UpgradeRefusal>
         switch authorize(request, from: nil) {
         case .now(let decided): decision = decided
         case .later(let check): decision = await check()

@@ -5,7 +5,7 @@ import Prometheus
 /// The broker's Prometheus metrics, one registry per broker so that tests can run several in one process.
 ///
 /// Counters are atomics: incrementing one on the publish path takes no lock.
-final class BrokerMetrics: Sendable {
+package final class BrokerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
 
     /// Open WebSocket connections.
@@ -55,7 +55,7 @@ final class BrokerMetrics: Sendable {
     /// Cluster: the bus shards this node listens to (those in which it has subscribers), out of 64.
     let clusterShardsListened: Gauge
 
-    init() {
+    package init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
         connectionsAccepted = registry.makeCounter(descriptor: Self.describe("broker_connections_accepted_total", "WebSocket connections accepted."))
         framesIn = FramesIn(registry: registry)
@@ -145,31 +145,31 @@ final class BrokerMetrics: Sendable {
 
 /// What the core reports, counted in the registry: one call per publish on the fan-out path.
 extension BrokerMetrics: HubMetrics {
-    func connectionOpened(admitted: Bool) {
+    package func connectionOpened(admitted: Bool) {
         connections.increment()
         if admitted { connectionsAccepted.increment() }
     }
 
-    func connectionClosed() {
+    package func connectionClosed() {
         connections.decrement()
     }
 
-    func rejected(_ code: ErrorCode) {
+    package func rejected(_ code: ErrorCode) {
         reject(code)
     }
 
-    func untracked(_ reason: ServerFrame.UntrackedReason) {
+    package func untracked(_ reason: ServerFrame.UntrackedReason) {
         positionsUntracked[reason]?.increment()
     }
 
-    func kept(_ fanOut: FanOutTally) {
+    package func kept(_ fanOut: FanOutTally) {
         positionsKept.increment()
         deliveries.increment(by: Int64(fanOut.delivered))
         if fanOut.conflated > 0 { conflations.increment(by: Int64(fanOut.conflated)) }
         if fanOut.overflowed > 0 { slowConsumers.increment(by: Int64(fanOut.overflowed)) }
     }
 
-    func queued(_ result: EnqueueResult) {
+    package func queued(_ result: EnqueueResult) {
         switch result {
         case .conflated: conflations.increment()
         case .overflowed: slowConsumers.increment()

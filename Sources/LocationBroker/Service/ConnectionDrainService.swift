@@ -14,7 +14,7 @@ struct ConnectionDrainService: Service {
     let grace: Duration
     let logger: Logger
 
-    func run() async throws {
+    package func run() async throws {
         try? await gracefulShutdown()
         draining.start()
         let open = hub.connectionCount

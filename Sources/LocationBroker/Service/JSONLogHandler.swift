@@ -10,9 +10,9 @@ import Glibc
 /// `time` (ISO 8601, UTC, milliseconds), `level`, `label`, `source`, `message`, and `metadata` when there is any,
 /// keys sorted. Values are strings, or arrays and objects of them, as swift-log's metadata holds them.
 struct JSONLogHandler: LogHandler {
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .info
-    var metadataProvider: Logger.MetadataProvider?
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let write: @Sendable (String) -> Void
 
@@ -22,12 +22,12 @@ struct JSONLogHandler: LogHandler {
         self.write = write
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let explicit = event.metadata { merged.merge(explicit) { $1 } }

@@ -40,7 +40,7 @@ struct StartsWhenOpen: Service {
     let latch: Latch
     let service: any Service
 
-    func run() async throws {
+    package func run() async throws {
         let opened = await cancelWhenGracefulShutdown {
             await latch.wait()
             return !Task.isCancelled

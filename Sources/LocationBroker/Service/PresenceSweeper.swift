@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWebSocket
 import ServiceLifecycle
 
 /// Once a second, reports offline the volunteers who have been silent for 3 publish intervals, and closes the
@@ -9,7 +10,7 @@ struct PresenceSweeper: Service {
     var budgets: [RefusalBudget] = []
     var period: Duration = .seconds(1)
 
-    func run() async throws {
+    package func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: period)

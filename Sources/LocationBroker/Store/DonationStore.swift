@@ -30,5 +30,5 @@ enum DonationDecision: Sendable {
 
 /// A store that cannot be reached now: the request may be retried (HTTP 503).
 struct DonationStoreUnavailable: Error, CustomStringConvertible {
-    let description: String
+    package let description: String
 }

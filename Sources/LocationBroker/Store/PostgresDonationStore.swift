@@ -28,7 +28,7 @@ struct PostgresDonationStore: DonationStore {
     /// The NOTIFY channel every node listens on.
     static let eventChannel = "lb_events"
 
-    func donation(id: String) async throws -> Donation? {
+    package func donation(id: String) async throws -> Donation? {
         try await guarded {
             let rows = try await client.query("SELECT body FROM lb_donations WHERE id = \(id)", logger: logger)
             for try await body in rows.decode(String?.self) {
@@ -38,7 +38,7 @@ struct PostgresDonationStore: DonationStore {
         }
     }
 
-    func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
+    package func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
         try await guarded {
             try await client.withTransaction(logger: logger) { connection -> DonationChange? in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLockKey))", logger: logger)
@@ -83,7 +83,7 @@ struct PostgresDonationStore: DonationStore {
         }
     }
 
-    func activeDonations() async throws -> StoreSnapshot {
+    package func activeDonations() async throws -> StoreSnapshot {
         try await guarded {
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.snapshot(on: connection, logger: logger)

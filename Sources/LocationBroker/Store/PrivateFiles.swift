@@ -37,6 +37,6 @@ enum PrivateFiles {
 
 /// A file or folder the broker could not create, said with the path and the system's reason.
 struct PrivateFilesError: Error, CustomStringConvertible {
-    let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -60,13 +60,13 @@ struct SQLiteDonationStore: DonationStore {
         return migrator
     }
 
-    func donation(id: String) async throws -> Donation? {
+    package func donation(id: String) async throws -> Donation? {
         try await database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM donation WHERE id = ?", arguments: [id]).map(Self.donation(from:))
         }
     }
 
-    func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
+    package func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
         try await database.write { db -> DonationChange? in
             let old = try Row.fetchOne(db, sql: "SELECT * FROM donation WHERE id = ?", arguments: [id]).map(Self.donation(from:))
             let decision = try decide(old)
@@ -108,7 +108,7 @@ struct SQLiteDonationStore: DonationStore {
         )
     }
 
-    func activeDonations() async throws -> StoreSnapshot {
+    package func activeDonations() async throws -> StoreSnapshot {
         try await database.read { db in
             let donations = try Row.fetchAll(db, sql: "SELECT * FROM donation WHERE state NOT IN ('DELIVERED', 'CANCELLED')")
                 .map(Self.donation(from:))

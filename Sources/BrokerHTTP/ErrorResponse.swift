@@ -1,0 +1,65 @@
+import BrokerProtocol
+import Foundation
+import Hummingbird
+
+/// JSON bodies of the HTTP API: `{"error":{"code":..,"message":..}}` for failures.
+package enum JSONResponse {
+    private struct ErrorBody: Encodable {
+        let error: BrokerError
+    }
+
+    /// A failure with its documented code.
+    package static func error(_ status: HTTPResponse.Status, _ error: BrokerError) -> Response {
+        encode(ErrorBody(error: error), status: status)
+    }
+
+    /// The bytes of a failure's body.
+    package static func errorBody(_ error: BrokerError) -> ByteBuffer {
+        ByteBuffer(data: (try? WireJSON.encode(ErrorBody(error: error))) ?? Data(#"{"error":{"code":"internal","message":"?"}}"#.utf8))
+    }
+
+    /// Any encodable value with status 200 (or `status`).
+    package static func encode(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? WireJSON.encode(value)) ?? Data(#"{"error":{"code":"internal","message":"could not encode the response"}}"#.utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(data: data))
+        )
+    }
+}
+
+extension HTTPFields {
+    /// The credential of an `Authorization: Bearer <credential>` header, if present.
+    package var bearerCredential: String? {
+        guard let value = self[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        // Trimmed scalar by scalar as Foundation's `trimmingCharacters(in: .whitespaces)` trims, without bridging
+        // the token to `NSString` and back (a fifth of a WebSocket upgrade's instructions, issue 17).
+        let scalars = parts[1].unicodeScalars
+        var start = scalars.startIndex, end = scalars.endIndex
+        while start < end, Self.isFoundationWhitespace(scalars[start]) { scalars.formIndex(after: &start) }
+        while start < end, Self.isFoundationWhitespace(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
+        return start < end ? String(scalars[start..<end]) : nil
+    }
+
+    /// Whether Foundation's `CharacterSet.whitespaces` holds `scalar` (swift-corelibs-foundation's: the tab and
+    /// Unicode's space separators, and U+200B ZERO WIDTH SPACE).
+    private static func isFoundationWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x20, 0xA0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: true
+        default: false
+        }
+    }
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+package func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var difference = UInt8(x.count == y.count ? 0 : 1)
+    for index in 0..<max(x.count, y.count) {
+        difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
+    }
+    return difference == 0
+}
