@@ -1,4 +1,5 @@
 import BrokerProtocol
+import TrackingRules
 
 extension TrackingPage {
     /// The numbers the page shares with tracker-watch and BrokerClient, by the names the page's script uses, from
