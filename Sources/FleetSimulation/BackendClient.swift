@@ -69,14 +69,14 @@ public final class BackendClient: Sendable {
     @discardableResult
     public func put(_ id: String, _ update: DonationUpdate) async throws -> Donation {
         let body = try WireJSON.encode(update)
-        let reply = try await send(.PUT, "/v1/donations/\(id)", body: ByteBuffer(bytes: body))
+        let reply = try await send(.PUT, donation: id, body: ByteBuffer(bytes: body))
         guard reply.status == 200 else { throw failure(reply) }
         return try JSONDecoder().decode(Donation.self, from: Data(reply.body.readableBytesView))
     }
 
     /// The stored donation, or `nil` when the broker does not know it.
     public func get(_ id: String) async throws -> Donation? {
-        let reply = try await send(.GET, "/v1/donations/\(id)", body: nil)
+        let reply = try await send(.GET, donation: id, body: nil)
         if reply.status == 404 { return nil }
         guard reply.status == 200 else { throw failure(reply) }
         return try JSONDecoder().decode(Donation.self, from: Data(reply.body.readableBytesView))
@@ -85,7 +85,7 @@ public final class BackendClient: Sendable {
     /// Deletes a donation; `false` when the broker did not know it.
     @discardableResult
     public func delete(_ id: String) async throws -> Bool {
-        let reply = try await send(.DELETE, "/v1/donations/\(id)", body: nil)
+        let reply = try await send(.DELETE, donation: id, body: nil)
         if reply.status == 404 { return false }
         guard reply.status == 204 else { throw failure(reply) }
         return true
@@ -109,15 +109,16 @@ public final class BackendClient: Sendable {
     /// closed by the broker while it waited in the pool, or lose the request (a DELETE at a fleet's wind-down was
     /// lost about once a run so). The failed connection is closed, so the second attempt runs on another one. Every
     /// request of this client may go twice: a PUT names the whole new state and a second DELETE answers 404.
-    private func send(_ method: HTTPMethod, _ path: String, body: ByteBuffer?) async throws -> Reply {
-        var request = HTTPClientRequest(url: origin + path)
+    private func send(_ method: HTTPMethod, donation id: String, body: ByteBuffer?) async throws -> Reply {
+        var request = HTTPClientRequest(url: origin + "/v1/donations/" + id)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(body)
         }
-        let what = "\(method) \(path)"
+        // Without the id: the caller names the donation, and errors of one cause read alike for every donation.
+        let what = "\(method) /v1/donations/{id}"
         do {
             return try await attempt(request)
         } catch let error where Self.wentUnanswered(error) {
