@@ -9,8 +9,8 @@ import NIOPosix
 ///
 /// AsyncHTTPClient keeps up to ``connections`` connections to the broker alive and reuses them, so that thousands
 /// of donations can be created without running out of ports. Each attempt of a request is bounded by the timeout;
-/// a request goes at most twice (when the first attempt went unanswered). The owner calls ``shutdown()`` when done, on every path: a
-/// client that is never shut down keeps its connections open.
+/// a request goes at most twice (when the first attempt went unanswered). The owner calls ``shutdown()`` when done,
+/// on every path: a client that is never shut down keeps its connections open.
 public final class BackendClient: Sendable {
     /// A refusal from the donations API.
     public struct Failure: Error, CustomStringConvertible, Sendable {
@@ -48,7 +48,7 @@ public final class BackendClient: Sendable {
         guard let components = URLComponents(string: baseURL), components.scheme == "http", let host = components.host, !host.isEmpty else {
             throw SimulationError("--api must be an http:// address such as http://127.0.0.1:8080, not '\(baseURL)'")
         }
-        let hostInURL = host.contains(":") ? "[\(host)]" : host
+        let hostInURL = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         self.origin = "http://\(hostInURL):\(components.port ?? 80)"
         self.key = backendKey
         self.timeout = timeout
