@@ -142,6 +142,13 @@ struct FleetDonor: Sendable {
                 if Task.isCancelled { return .failed }
                 continue
             }
+            // The connection dropped positions this donor left unread too long: connect again and fetch them with
+            // `since` (the event just read too, unrecorded), as a donor's app would, instead of counting them lost.
+            let unread = connection.droppedPositions
+            if unread > 0 {
+                context.stats.error("donor of \(donation): fell behind: \(unread) positions dropped unread")
+                return .reconnect
+            }
             switch event {
             case .frame(let frame, _):
                 switch frame {
