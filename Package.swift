@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "location-broker", targets: ["location-broker"]),
         .library(name: "BrokerProtocol", targets: ["BrokerProtocol"]),
         .library(name: "BrokerClient", targets: ["BrokerClient"]),
+        .library(name: "TrackingRules", targets: ["TrackingRules"]),
         .library(name: "LocationBroker", targets: ["LocationBroker"]),
         // For Benchmarks/HotPath and Benchmarks/Micro only.
         .library(name: "BrokerBenchmarkFixtures", targets: ["BrokerBenchmarkFixtures"]),
@@ -40,13 +41,19 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
     ],
     targets: [
-        // Wire types, error codes, the donation state machine, geodesy and the seeded generator: Foundation only.
+        // The wire contract: wire types, error codes, the donation state machine and geodesy. Foundation only.
         .target(name: "BrokerProtocol"),
+        // The rules every donor's view of a trip follows (staleness, trail, backoff, the speed smoothing and the ETA),
+        // written once for the client, the watcher and the broker's tracking page. Foundation only, as the client.
+        .target(name: "TrackingRules", dependencies: ["BrokerProtocol"]),
+        // The seeded generator: the simulator's replayable runs and the tests' random inputs. Foundation only.
+        .target(name: "DeterministicRandom"),
         // WebSocket client used by the simulator, the watcher and the tests.
         .target(
             name: "BrokerClient",
             dependencies: [
                 "BrokerProtocol",
+                "TrackingRules",
                 .product(name: "WSClient", package: "swift-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,6 +128,7 @@ let package = Package(
                 "BrokerProtocol",
                 "BrokerCore",
                 "BrokerHTTP",
+                "TrackingRules",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -218,9 +226,11 @@ let package = Package(
             ],
             path: "Tests/BrokerTestSupport"
         ),
-        .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol"]),
+        .testTarget(name: "ProtocolTests", dependencies: ["BrokerProtocol", "DeterministicRandom"]),
+        // The speed smoothing and the ETA, by the shared numbers.
+        .testTarget(name: "TrackingRulesTests", dependencies: ["TrackingRules", "BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
-        .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol"]),
+        .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom"]),
         // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
         .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol"]),
         .testTarget(
@@ -236,6 +246,8 @@ let package = Package(
                 "BrokerCore",
                 "BrokerClient",
                 "BrokerProtocol",
+                "TrackingRules",
+                "DeterministicRandom",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -257,7 +269,7 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
     ]
     package.targets += [
         // The donor's view in a terminal: a pure renderer (view model -> screen lines) and a thin executable.
-        .target(name: "WatchRendering", dependencies: ["BrokerClient", "BrokerProtocol"]),
+        .target(name: "WatchRendering", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules"]),
         .executableTarget(
             name: "tracker-watch",
             dependencies: [
@@ -269,27 +281,45 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
             ],
             path: "Sources/tracker-watch"
         ),
-        .testTarget(name: "WatchTests", dependencies: ["WatchRendering", "BrokerClient", "BrokerProtocol"]),
-        // Simulated fleets and the load benchmark: motion, lifecycle, load clients and reports, then a thin executable.
+        .testTarget(
+            name: "WatchTests", dependencies: ["WatchRendering", "BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom"]),
+        // Simulated fleets: motion, the donation lifecycle, volunteers and donors against a broker, Ponte's backend calls
+        // and the run's statistics.
         .target(
-            name: "SimulationKit",
+            name: "FleetSimulation",
             dependencies: [
                 "BrokerProtocol",
                 "BrokerClient",
+                "DeterministicRandom",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        // The load benchmark: raw load clients in worker processes, the coordinator, reports and comparisons. Its
+        // publishers move by the fleet's motion model and its donations are made through the fleet's backend client.
+        .target(
+            name: "LoadDriver",
+            dependencies: [
+                "FleetSimulation",
+                "BrokerProtocol",
+                "DeterministicRandom",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "tracker-sim",
             dependencies: [
-                "SimulationKit",
+                "FleetSimulation",
+                "LoadDriver",
                 "BrokerClient",
                 "BrokerProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -298,16 +328,29 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
             path: "Sources/tracker-sim"
         ),
         .testTarget(
-            name: "SimulatorTests",
+            name: "FleetSimulationTests",
             dependencies: [
                 "BrokerTestSupport",
-                "SimulationKit",
+                "FleetSimulation",
                 "BrokerProtocol",
+                "DeterministicRandom",
                 "LocationBroker",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "LoadDriverTests",
+            dependencies: [
+                "BrokerTestSupport",
+                "LoadDriver",
+                "FleetSimulation",
+                "BrokerProtocol",
+                "LocationBroker",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ]

@@ -130,6 +130,10 @@ public final class BrokerConnection: Sendable {
         try await writer.write(.binary(ByteBuffer(bytes: bytes)))
     }
 
+    /// How many position frames were dropped unread because the reader fell more than 4096 events behind: the newest
+    /// are kept, and no other frame is dropped (a queue full of those ends the connection instead).
+    public var droppedPositions: Int { events.droppedPositions }
+
     /// When the last text frame (or the upgrade) arrived: how long the broker has been silent on this connection.
     public var lastReceived: ContinuousClock.Instant { lastInbound.withLockedValue { $0 } }
 

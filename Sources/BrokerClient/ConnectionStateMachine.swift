@@ -1,4 +1,5 @@
 import BrokerProtocol
+import TrackingRules
 
 /// The reconnect rules shared by ``DonationWatcher`` and ``VolunteerPublisher``: when to connect, how long to
 /// wait after a failure, when a connection is dead, and which endings are worth another try.

@@ -1,4 +1,5 @@
 import BrokerProtocol
+import TrackingRules
 
 /// What a donor's watcher knows of one donation, built from the broker's frames: the highest seq seen (to
 /// subscribe again with `since`), whether tracking is on, the age of the last position.

@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import TrackingRules
 
 /// Follows one donation for its donor, across reconnects, and yields what happens as ``DonationEvent``s.
 ///

@@ -1,5 +1,6 @@
 import BrokerProtocol
 import Foundation
+import TrackingRules
 
 /// What a donor's screen shows, computed once here from a ``DonationWatcher``'s events, so every app (and
 /// `tracker-watch`) shows the same thing: the phase in one word, where the volunteer is, how far from where they

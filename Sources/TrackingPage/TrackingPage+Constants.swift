@@ -1,4 +1,5 @@
 import BrokerProtocol
+import TrackingRules
 
 extension TrackingPage {
     /// The numbers the page shares with tracker-watch and BrokerClient, by the names the page's script uses, from
@@ -26,7 +27,7 @@ extension TrackingPage {
 
     /// `numbers` as JavaScript constants, after a line that says where they come from.
     static func declarations(_ numbers: [(name: String, value: Double)]) -> String {
-        "// Written by the broker from BrokerProtocol's DonorViewRules: the numbers tracker-watch and the apps use.\n"
+        "// Written by the broker from TrackingRules' DonorViewRules: the numbers tracker-watch and the apps use.\n"
             + numbers.map { "const \($0.name) = \(javaScriptNumber($0.value));\n" }.joined()
     }
 

@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 /// Where the watcher's link to the broker stands, as the header shows it.
 public enum ConnectionStatus: Sendable, Equatable {

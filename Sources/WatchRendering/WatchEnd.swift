@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 
 /// The terminal's words and exit codes for each way watching can end.

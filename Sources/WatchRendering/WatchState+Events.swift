@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import TrackingRules
 
 extension WatchState {
     /// Takes one event of the ``DonationWatcher`` into account: the library's screen state follows it, and the

@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import TrackingRules
 
 /// What the terminal shows of the trip: the library's ``DonorScreen`` (the one reduction of the broker's frames
 /// into a donor's screen, in BrokerClient) and what only a terminal keeps: the event log, the newest fix with the

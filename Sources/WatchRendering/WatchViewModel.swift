@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import TrackingRules
 
 /// What the screen shows at one moment: texts, tones and map items derived from a ``WatchState`` and the clock.
 public struct WatchViewModel: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import ArgumentParser
+import FleetSimulation
 import Foundation
-import SimulationKit
+import LoadDriver
 
 /// `tracker-sim bench`: one load scenario against a broker on this machine, with a report.
 struct BenchCommand: AsyncParsableCommand {

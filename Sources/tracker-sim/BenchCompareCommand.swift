@@ -1,6 +1,7 @@
 import ArgumentParser
+import FleetSimulation
 import Foundation
-import SimulationKit
+import LoadDriver
 
 /// `tracker-sim bench-compare`: sets each broker report of a bench run against the baseline's report of the same
 /// scenario, adds the ratios to the broker's report, and writes the table of docs/BENCHMARKS.md's "Baseline"

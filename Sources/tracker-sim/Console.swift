@@ -1,5 +1,5 @@
+import FleetSimulation
 import Foundation
-import SimulationKit
 import Synchronization
 
 /// Standard output for the fleet: whole lines, and on a terminal a status line rewritten in place.

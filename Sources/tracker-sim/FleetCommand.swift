@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
+import FleetSimulation
 import Foundation
-import SimulationKit
 import Synchronization
 
 /// `tracker-sim fleet`: volunteers drive donations through Ponte's lifecycle while donors watch and check.

@@ -1,4 +1,4 @@
-import SimulationKit
+import FleetSimulation
 
 /// Parses lengths of time for the options.
 enum SimDurationParser {

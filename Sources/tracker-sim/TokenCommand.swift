@@ -1,6 +1,6 @@
 import ArgumentParser
+import FleetSimulation
 import Foundation
-import SimulationKit
 
 /// `tracker-sim token`: a client token signed with the shared secret, for trying things out.
 struct TokenCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
+import FleetSimulation
 import Foundation
-import SimulationKit
+import LoadDriver
 import Synchronization
 
 /// `tracker-sim worker` (hidden): one bench worker process, started by `tracker-sim bench`.
@@ -22,10 +23,10 @@ struct WorkerSubcommand: AsyncParsableCommand {
             writer.emit(WorkerMessage(kind: .failed, worker: plan.worker, message: "LOCATION_BROKER_JWT_SECRET is not set"))
             throw ExitCode(2)
         }
-        let (commands, continuation) = AsyncStream.makeStream(of: SimulationKit.WorkerCommand.self, bufferingPolicy: .bufferingNewest(16))
+        let (commands, continuation) = AsyncStream.makeStream(of: LoadDriver.WorkerCommand.self, bufferingPolicy: .bufferingNewest(16))
         let reader = Thread {
             while let line = readLine() {
-                if let command = SimulationKit.WorkerCommand(rawValue: line.trimmingCharacters(in: .whitespaces)) { continuation.yield(command) }
+                if let command = LoadDriver.WorkerCommand(rawValue: line.trimmingCharacters(in: .whitespaces)) { continuation.yield(command) }
             }
             continuation.finish()
         }

@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import DeterministicRandom
 import Foundation
 import Synchronization
 import XCTest

@@ -1,3 +1,4 @@
+import DeterministicRandom
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket

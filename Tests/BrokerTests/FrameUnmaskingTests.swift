@@ -1,4 +1,5 @@
 import BrokerProtocol
+import DeterministicRandom
 import NIOCore
 import NIOWebSocket
 import XCTest

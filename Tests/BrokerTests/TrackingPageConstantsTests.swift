@@ -2,6 +2,7 @@ import BrokerProtocol
 import Foundation
 import HummingbirdTesting
 import NIOCore
+import TrackingRules
 import XCTest
 
 @testable import BrokerTestSupport

@@ -1,4 +1,5 @@
 import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 @testable import BrokerWebSocket

@@ -1,4 +1,5 @@
 import BrokerProtocol
+import DeterministicRandom
 import Foundation
 import HTTPTypes
 import XCTest

@@ -52,6 +52,9 @@ final class ClientPlatformCheckTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.errors)
         XCTAssertTrue(run.output.contains("declared iOS 16.0, macOS 13.0"), run.output)
         XCTAssertTrue(run.output.contains("swift-nio-transport-services"), "the Apple-only transport is part of what is checked: \(run.output)")
+        XCTAssertTrue(
+            run.output.contains("sources checked: Sources/BrokerClient, Sources/BrokerProtocol, Sources/TrackingRules"),
+            "the sources of every target of ours the client is built from are held to the floor: \(run.output)")
     }
 
     /// Checks the graph as if we declared `declared`: it must fail, saying `reason`.

@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 /// The reconnect rules, without sockets: backoff, liveness and what each ending calls for.

@@ -1,5 +1,6 @@
 import BrokerClient
 import BrokerProtocol
+import TrackingRules
 import XCTest
 
 /// The client library reconnects and watches by the numbers the tracking page gets from the broker

@@ -1,4 +1,5 @@
 @testable import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 /// The publish fast path reads most numbers without strtod (issue 17): whenever the shortcut answers, it must be

@@ -1,4 +1,5 @@
 @testable import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 /// The position frame encoder writes its bytes directly (issue 17); these tests hold it to the bytes the encoder wrote

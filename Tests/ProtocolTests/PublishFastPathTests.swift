@@ -1,4 +1,5 @@
 @testable import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 /// The fast path for plain publish frames reads exactly what the strict decoder reads, and leaves everything

@@ -1,4 +1,5 @@
 @testable import BrokerProtocol
+import DeterministicRandom
 import XCTest
 
 /// The welcome frame written directly (issue 17's connect storm) is byte for byte what JSONEncoder (`WireJSON`)

@@ -1,11 +1,12 @@
 import BrokerClient
 import BrokerProtocol
+import TrackingRules
 import WatchRendering
 import XCTest
 
 /// tracker-watch measures the trip by the numbers the tracking page gets from the broker (``DonorViewRules``):
 /// each rule is checked at its edge with the shared number, so a copy of its own in WatchRendering that drifts
-/// fails here. (The page's side: TrackingPageConstantsTests.)
+/// fails here. (The page's side: TrackingPageConstantsTests; the speed and the ETA: TrackingRulesTests.)
 final class DonorViewRulesTests: XCTestCase {
     private let t0 = Fixtures.start
 
@@ -24,35 +25,6 @@ final class DonorViewRulesTests: XCTestCase {
         XCTAssertEqual(state.trail.count, DonorViewRules.trailLimit)
     }
 
-    func testSpeedIsSmoothedAndFilteredByTheSharedNumbers() throws {
-        var smoother = SpeedSmoother()
-        smoother.add(10)
-        smoother.add(0)
-        XCTAssertEqual(try XCTUnwrap(smoother.value), (1 - DonorViewRules.speedWeight) * 10, accuracy: 1e-9)
-        var jumps = SpeedSmoother()
-        jumps.add(DonorViewRules.maximumPlausibleSpeed + 0.1)
-        XCTAssertNil(jumps.value, "faster than the shared plausible speed: a GPS jump")
-        jumps.add(DonorViewRules.maximumPlausibleSpeed)
-        XCTAssertEqual(jumps.value, DonorViewRules.maximumPlausibleSpeed)
-
-        var standing = SpeedSmoother()
-        standing.add(DonorViewRules.minimumMovingSpeed - 0.01)
-        XCTAssertNil(standing.eta(distance: 500), "slower than the shared moving speed: no ETA")
-        var moving = SpeedSmoother()
-        moving.add(DonorViewRules.minimumMovingSpeed)
-        XCTAssertNotNil(moving.eta(distance: 500))
-    }
-
-    func testSpeedSamplesNeedTheSharedGapBetweenFixes() {
-        let a = Position(lat: -34.6037, lon: -58.3816, timestamp: t0)
-        let north = Geodesy.destination(fromLat: a.lat, lon: a.lon, bearing: 0, distance: 10)
-        func fix(after gap: Int64) -> Position { Position(lat: north.lat, lon: north.lon, timestamp: t0 + gap) }
-        XCTAssertNil(SpeedSmoother.sample(from: a, to: fix(after: DonorViewRules.minimumSampleGapMilliseconds - 1)))
-        XCTAssertNotNil(SpeedSmoother.sample(from: a, to: fix(after: DonorViewRules.minimumSampleGapMilliseconds)))
-        XCTAssertNotNil(SpeedSmoother.sample(from: a, to: fix(after: DonorViewRules.maximumSampleGapMilliseconds)))
-        XCTAssertNil(SpeedSmoother.sample(from: a, to: fix(after: DonorViewRules.maximumSampleGapMilliseconds + 1)))
-    }
-
     func testTheCourseNeedsTheSharedDistanceBetweenFixes() {
         func heading(apart metres: Double) -> Double? {
             let start = (lat: -34.61, lon: -58.38)
@@ -66,11 +38,5 @@ final class DonorViewRulesTests: XCTestCase {
         }
         XCTAssertNil(heading(apart: DonorViewRules.minimumCourseDistance - 0.5), "closer than the shared distance: noise")
         XCTAssertEqual(try XCTUnwrap(heading(apart: DonorViewRules.minimumCourseDistance + 0.5)), 90, accuracy: 1)
-    }
-
-    func testDistancesUseTheSharedEarthRadius() {
-        // A quarter of a meridian is a quarter of the circle of that radius.
-        let quarter = Geodesy.distance(fromLat: 0, lon: 0, toLat: 90, lon: 0)
-        XCTAssertEqual(quarter, DonorViewRules.earthRadius * .pi / 2, accuracy: 1e-6)
     }
 }

@@ -1,4 +1,5 @@
 import BrokerProtocol
+import DeterministicRandom
 import WatchRendering
 import XCTest
 

@@ -1,3 +1,4 @@
+import BrokerClient
 import BrokerProtocol
 import WatchRendering
 import XCTest

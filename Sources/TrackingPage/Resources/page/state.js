@@ -1,6 +1,6 @@
 // The numbers every donor's view agrees on (staleness, trail, speed smoothing, reconnect backoff, Earth radius:
 // STALE_AFTER_MS, BACKOFF_INITIAL_S, ...) are not written here: the broker declares them before this file from
-// BrokerProtocol's DonorViewRules (TrackingPage+Constants.swift), the numbers tracker-watch and BrokerClient use.
+// TrackingRules' DonorViewRules (TrackingPage+Constants.swift), the numbers tracker-watch and BrokerClient use.
 const EVENT_LIMIT = 60;
 const DASH = '\u2014';
 
