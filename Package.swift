@@ -102,7 +102,8 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             // Compiled into the binary (`PackageResources`), so the broker stays one file that needs no folder beside
-            // it: the tracking page's files, and docs/openapi.yaml (through the symbolic link Resources/openapi.yaml).
+            // it: the tracking page's files, the JavaScript client its script imports, and docs/openapi.yaml (the last
+            // two through symbolic links to clients/javascript/ and docs/).
             resources: [
                 .embedInCode("Resources/page/page.html"),
                 .embedInCode("Resources/page/page.css"),
@@ -111,6 +112,8 @@ let package = Package(
                 .embedInCode("Resources/page/rendering.js"),
                 .embedInCode("Resources/page/map.js"),
                 .embedInCode("Resources/page/start.js"),
+                // The JavaScript client (a symbolic link to clients/javascript/location-broker-client.js).
+                .embedInCode("Resources/page/location-broker-client.js"),
                 .embedInCode("Resources/openapi.yaml"),
             ]
         ),

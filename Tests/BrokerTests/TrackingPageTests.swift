@@ -126,6 +126,11 @@ final class TrackingPageTests: XCTestCase {
         let policy = ConnectionStateMachine.Policy()
         XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_INITIAL_S = \(seconds(policy.initialDelay));"))
         XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_CAP_S = \(seconds(policy.maximumDelay));"))
-        XCTAssertTrue(TrackingPage.script.contains("ceiling * Math.random()"), "full jitter: from zero up to the ceiling")
+        // The page reconnects through the JavaScript client, handing it those numbers; the client draws full jitter.
+        XCTAssertTrue(TrackingPage.script.contains("backoffInitialMs: BACKOFF_INITIAL_S * 1000,"))
+        XCTAssertTrue(TrackingPage.script.contains("backoffCapMs: BACKOFF_CAP_S * 1000,"))
+        XCTAssertTrue(
+            TrackingPage.Files.client.contains("backoffCeiling(attempt, n.backoffInitialMs, n.backoffCapMs) * this.random()"),
+            "full jitter: from zero up to the ceiling")
     }
 }

@@ -97,7 +97,7 @@ export function backoffCeiling(attempt, initialMs, capMs) {
 export class ReconnectRules {
   constructor(numbers, random) {
     this.numbers = Object.assign({}, DEFAULTS, numbers || {});
-    this.random = random || Math.random;
+    this.random = random || (() => Math.random());
     this.phase = 'idle';
     this.heartbeatMs = null;
     this.failures = 0;
@@ -683,7 +683,11 @@ export class DonationWatcher {
       this.pending = null;
       this.clear('subscribe');
       this.clear('resubscribe');
-      if (!pending.probe) this.events.emit('connection', this.subscribedOnce ? { kind: 'reconnected', since: pending.since } : { kind: 'connected' });
+      if (!pending.probe) {
+        this.events.emit('connection', this.subscribedOnce
+          ? { kind: 'reconnected', since: pending.since, state: frame.state, tracking: frame.tracking === true }
+          : { kind: 'connected' });
+      }
       this.subscribedOnce = true;
       this.subscribed(frame, pending.since);
     } else {

@@ -59,7 +59,7 @@ test('positions come once each, in rising seq order; a reconnect subscribes with
   again.receive(subscribedFrame(subscribe.id, { last: { seq: 9, position: { lat: 0, lon: 0, timestamp: 1 } } }));
   for (const seq of [7, 8, 9]) again.receive(position(seq, setup.clock.now()));
   assert.deepEqual(kinds(setup.seen, 'position').map((p) => p.seq), [5, 6, 7, 8, 9]);
-  assert.deepEqual(kinds(setup.seen, 'connection').filter((c) => c.kind === 'reconnected'), [{ kind: 'reconnected', since: 7 }]);
+  assert.deepEqual(kinds(setup.seen, 'connection').filter((c) => c.kind === 'reconnected'), [{ kind: 'reconnected', since: 7, state: 'BEING-LOOKED-FOR', tracking: true }]);
   setup.watcher.close();
   assert.equal(setup.clock.pending, 0, 'no timer left after close()');
 });
