@@ -257,9 +257,8 @@ function defaultTimers() {
 
 /// The HTTP address of a `ws(s)://` endpoint, or null.
 function httpAddress(url) {
-  if (url.indexOf('wss://') === 0) return 'https://' + url.slice(6);
-  if (url.indexOf('ws://') === 0) return 'http://' + url.slice(5);
-  return null;
+  const parts = /^ws(s?)(:.*)$/.exec(url);
+  return parts ? 'http' + parts[1] + parts[2] : null;
 }
 
 function withToken(url, token) {

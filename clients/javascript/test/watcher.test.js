@@ -159,7 +159,11 @@ test('close codes: 4001 renews the token and reconnects at once; a protocol viol
 });
 
 test('HTTP 401 asks for a fresh token; refused again, the watcher ends unauthorized', async () => {
-  const setup = setUp({ fetch: async () => ({ status: 401, json: async () => ({ error: { code: 'unauthorized', message: 'the token has expired' } }) }) });
+  const asked = [];
+  const setup = setUp({ fetch: async (url) => {
+    asked.push(url);
+    return { status: 401, json: async () => ({ error: { code: 'unauthorized', message: 'the token has expired' } }) };
+  } });
   setup.watcher.start();
   await setup.clock.advance(0);
   setup.Socket.last().serverClose(1006);
@@ -169,6 +173,8 @@ test('HTTP 401 asks for a fresh token; refused again, the watcher ends unauthori
   setup.Socket.last().serverClose(1006);
   await setup.clock.advance(0);
   assert.deepEqual(kinds(setup.seen, 'ended'), [{ kind: 'unauthorized', message: 'the token has expired' }]);
+  assert.deepEqual(asked, ['https://broker.test/v1/ws?token=t1', 'https://broker.test/v1/ws?token=t2'],
+    'why an upgrade failed is asked over plain HTTP(S), with the same token');
   assert.equal(setup.clock.pending, 0);
 });
 
