@@ -151,7 +151,7 @@ def check_once_in_order(events):
 
 async def run(options):
     workdir = tempfile.mkdtemp(prefix="client-module-test-")
-    broker = Broker(options.broker, workdir, tiles=False)
+    broker = Broker(os.path.abspath(options.broker), workdir, tiles=False)
     broker.env["LOCATION_BROKER_HEARTBEAT_SECONDS"] = str(HEARTBEAT_SECONDS)
     browser = Browser(options.chromium, workdir)
     proxy = None
