@@ -53,7 +53,8 @@ final class TrackingPageTests: XCTestCase {
         for layer in ["home-marker", "institution-marker", "volunteer-marker", "className: 'trail'", "className: 'route'", "target-ring"] {
             XCTAssertTrue(js.contains(layer), "the map draws \(layer)")
         }
-        XCTAssertTrue(html.contains(#"<script src="\#(TrackingPage.scriptPath)" defer></script>"#))
+        // A module script (deferred by nature, strict, nothing global), which imports the JavaScript client.
+        XCTAssertTrue(html.contains(#"<script type="module" src="\#(TrackingPage.scriptPath)"></script>"#))
         XCTAssertTrue(html.contains(#"<link rel="stylesheet" href="\#(TrackingPage.stylesheetPath)">"#))
     }
 
