@@ -35,7 +35,7 @@ function forgetToken() {
 
 // Everything the donor knows about the trip (tracker-watch's WatchState).
 const st = {
-  channel: null, donation: null, donationState: null, tracking: false, destination: null,
+  donation: null, donationState: null, tracking: false, destination: null,
   home: null, institution: null, fix: null, trail: [], speed: null, online: null, lastSeen: null,
   arrived: null, connection: { kind: 'connecting' }, ended: null, subscriptions: 0, staleAnnounced: false,
 };
@@ -170,7 +170,6 @@ function record(kind, text) {
 // The first subscription: what the broker says of the donation. Later ones tell only what changed (applyState...).
 function applySubscribed(facts) {
   st.subscriptions += 1;
-  st.channel = facts.channel;
   st.donation = facts.donation;
   st.home = isPoint(facts.home) ? facts.home : null;
   st.institution = isPoint(facts.institution) ? facts.institution : null;
