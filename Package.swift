@@ -143,6 +143,8 @@ let package = Package(
                 .embedInCode("Resources/page/rendering.js"),
                 .embedInCode("Resources/page/map.js"),
                 .embedInCode("Resources/page/start.js"),
+                // The JavaScript client the page's script imports (a symbolic link to clients/javascript/).
+                .embedInCode("Resources/page/location-broker-client.js"),
             ]
         ),
         // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics

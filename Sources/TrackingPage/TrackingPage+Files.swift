@@ -18,6 +18,11 @@ extension TrackingPage {
             ("start.js", text(PackageResources.start_js)),
         ]
 
+        /// The JavaScript client (clients/javascript/location-broker-client.js, through the symbolic link
+        /// Resources/page/location-broker-client.js), an ES module served as it is: the page's script imports its
+        /// `DonationWatcher`, so the repository has one JavaScript reconnect implementation.
+        static let client = text(PackageResources.location_broker_client_js)
+
         private static func text(_ bytes: [UInt8]) -> String {
             String(decoding: bytes, as: UTF8.self)
         }

@@ -15,6 +15,8 @@ import Hummingbird
 package struct TrackingPage: Sendable {
     static let stylesheetPath = "/assets/tracking-page.css"
     static let scriptPath = "/assets/tracking-page.js"
+    /// The JavaScript client the page's script imports (clients/javascript/location-broker-client.js).
+    static let clientPath = "/assets/location-broker-client.js"
 
     /// What the page's map draws on.
     struct MapSource: Sendable, Equatable {
@@ -33,6 +35,7 @@ package struct TrackingPage: Sendable {
     private let htmlBytes: ByteBuffer
     private static let stylesheetBytes = ByteBuffer(string: Files.stylesheet)
     private static let scriptBytes = ByteBuffer(string: script)
+    private static let clientBytes = ByteBuffer(string: Files.client)
     private static let sourceMapBytes = ByteBuffer(string: sourceMap)
 
     /// - Parameters:
@@ -65,6 +68,9 @@ package struct TrackingPage: Sendable {
         }
         router.get("assets/tracking-page.js") { _, _ in
             Self.file(Self.scriptBytes, type: "text/javascript; charset=utf-8")
+        }
+        router.get(RouterPath(String(Self.clientPath.dropFirst()))) { _, _ in
+            Self.file(Self.clientBytes, type: "text/javascript; charset=utf-8")
         }
         // Read by developer tools only, never by the page: the files' names and lines behind the script.
         router.get(RouterPath("assets/" + Self.sourceMapName)) { _, _ in

@@ -96,7 +96,7 @@ final class TrackingPageConstantsTests: XCTestCase {
         let written = try PageScriptTools.write(script, named: "tracking-page.js")
         defer { try? FileManager.default.removeItem(at: written.folder) }
         let harness = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/page_under_node.js").path
-        let run = try await PageScriptTools.node([harness, written.file.path])
+        let run = try await PageScriptTools.node(["--experimental-vm-modules", "--no-warnings", harness, written.file.path])
         XCTAssertEqual(run.status, 0, run.output)
         let line = run.output.split(separator: "\n").last.map(String.init) ?? ""
         return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], run.output)

@@ -8,8 +8,8 @@ import XCTest
 @testable import TrackingPage
 
 /// The tracking page is real files (Sources/TrackingPage/Resources/page/) compiled into the broker: what the
-/// broker serves is those files, its script passes `node --check` and eslint, and its source map leads a
-/// browser's developer tools to the files' own lines.
+/// broker serves is those files and the JavaScript client (clients/javascript/), its script passes `node --check`
+/// and eslint, and its source map leads a browser's developer tools to the files' own lines.
 final class TrackingPageFilesTests: XCTestCase {
     private let folder = BrokerProcess.packageRoot.appendingPathComponent("Sources/TrackingPage/Resources/page")
 
@@ -31,6 +31,7 @@ final class TrackingPageFilesTests: XCTestCase {
         let page = try await live.request(.get, "/track/d-1")
         let stylesheet = try await live.request(.get, TrackingPage.stylesheetPath)
         let script = try await live.request(.get, TrackingPage.scriptPath)
+        let client = try await live.request(.get, TrackingPage.clientPath)
         try await live.stop()
         XCTAssertEqual(String(buffer: stylesheet.body ?? ByteBuffer()), try file("page.css"))
         let served = String(buffer: script.body ?? ByteBuffer())
@@ -41,6 +42,11 @@ final class TrackingPageFilesTests: XCTestCase {
             rest = rest[range.upperBound...]
         }
         XCTAssertEqual(TrackingPage.Files.scripts.map(\.name), ["state.js", "connection.js", "rendering.js", "map.js", "start.js"])
+        // The script is a module that imports the JavaScript client, which the broker serves as the repository has it.
+        XCTAssertTrue(served.hasPrefix("import { DonationWatcher } from '\(TrackingPage.clientPath)';\n"))
+        XCTAssertEqual(client.headers[.contentType], "text/javascript; charset=utf-8")
+        let canonical = BrokerProcess.packageRoot.appendingPathComponent("clients/javascript/location-broker-client.js")
+        XCTAssertEqual(String(buffer: client.body ?? ByteBuffer()), try String(contentsOf: canonical, encoding: .utf8))
         // The page: page.html with what this broker serves in place of its two marks, and no mark left.
         let html = String(buffer: page.body ?? ByteBuffer())
         XCTAssertFalse(html.contains("{{"), "every mark of page.html is replaced")
@@ -54,9 +60,10 @@ final class TrackingPageFilesTests: XCTestCase {
 
     func testEveryScriptFileAndTheServedScriptPassNodeCheck() async throws {
         // Each file alone (node reads a file as a CommonJS module body, where start.js's early `return` is valid),
-        // then the served script as browsers run it (strict, in one function).
+        // then the served script and the client as browsers run them (ES modules: `.mjs`).
         var checked: [(name: String, text: String)] = TrackingPage.Files.scripts
-        checked.append(("tracking-page.js", TrackingPage.script))
+        checked.append(("tracking-page.mjs", TrackingPage.script))
+        checked.append(("location-broker-client.mjs", TrackingPage.Files.client))
         for (name, text) in checked {
             let written = try PageScriptTools.write(text, named: name)
             defer { try? FileManager.default.removeItem(at: written.folder) }
@@ -69,19 +76,21 @@ final class TrackingPageFilesTests: XCTestCase {
         // The check can fail: a missing brace in the served script.
         let broken = TrackingPage.script.replacingOccurrences(of: "function tick() {", with: "function tick() ")
         XCTAssertNotEqual(broken, TrackingPage.script)
-        let written = try PageScriptTools.write(broken, named: "broken.js")
+        let written = try PageScriptTools.write(broken, named: "broken.mjs")
         defer { try? FileManager.default.removeItem(at: written.folder) }
         let status = try await PageScriptTools.node(["--check", written.file.path]).status
         XCTAssertNotEqual(status, 0)
     }
 
-    func testTheServedScriptPassesESLint() async throws {
-        let written = try PageScriptTools.write(TrackingPage.script, named: "tracking-page.js")
-        defer { try? FileManager.default.removeItem(at: written.folder) }
-        let result = try await PageScriptTools.eslint(written.file)
-        XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc.json): \(result.output)")
+    func testTheServedScriptAndTheClientPassESLint() async throws {
+        for (name, text) in [("tracking-page.js", TrackingPage.script), ("location-broker-client.js", TrackingPage.Files.client)] {
+            let written = try PageScriptTools.write(text, named: name)
+            defer { try? FileManager.default.removeItem(at: written.folder) }
+            let result = try await PageScriptTools.eslint(written.file)
+            XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc.json) on \(name): \(result.output)")
+        }
         // And it finds what it is there for: a name that is not defined.
-        let misspelt = TrackingPage.script.replacingOccurrences(of: "\nrender();\nconnect();", with: "\nrendr();\nconnect();")
+        let misspelt = TrackingPage.script.replacingOccurrences(of: "\nrender();\nwatcher.start();", with: "\nrendr();\nwatcher.start();")
         XCTAssertNotEqual(misspelt, TrackingPage.script)
         let typo = try PageScriptTools.write(misspelt, named: "typo.js")
         defer { try? FileManager.default.removeItem(at: typo.folder) }

@@ -54,7 +54,8 @@ final class TrackingPageTests: XCTestCase {
         for layer in ["home-marker", "institution-marker", "volunteer-marker", "className: 'trail'", "className: 'route'", "target-ring"] {
             XCTAssertTrue(js.contains(layer), "the map draws \(layer)")
         }
-        XCTAssertTrue(html.contains(#"<script src="\#(TrackingPage.scriptPath)" defer></script>"#))
+        // A module script (deferred by nature, strict, nothing global), which imports the JavaScript client.
+        XCTAssertTrue(html.contains(#"<script type="module" src="\#(TrackingPage.scriptPath)"></script>"#))
         XCTAssertTrue(html.contains(#"<link rel="stylesheet" href="\#(TrackingPage.stylesheetPath)">"#))
     }
 
@@ -62,11 +63,13 @@ final class TrackingPageTests: XCTestCase {
         let page = try await live.request(.get, "/track/d-1")
         let stylesheet = try await live.request(.get, TrackingPage.stylesheetPath)
         let script = try await live.request(.get, TrackingPage.scriptPath)
+        let client = try await live.request(.get, TrackingPage.clientPath)
+        XCTAssertEqual(client.status, .ok)
         XCTAssertEqual(stylesheet.status, .ok)
         XCTAssertEqual(stylesheet.headers[.contentType], "text/css; charset=utf-8")
         XCTAssertEqual(script.status, .ok)
         XCTAssertEqual(script.headers[.contentType], "text/javascript; charset=utf-8")
-        for (name, served) in [("page", text(page)), ("stylesheet", text(stylesheet)), ("script", text(script))] {
+        for (name, served) in [("page", text(page)), ("stylesheet", text(stylesheet)), ("script", text(script)), ("client", text(client))] {
             // SVG's namespace is a name, not an address anything is loaded from.
             let body = served.replacingOccurrences(of: "'http://www.w3.org/2000/svg'", with: "")
             XCTAssertFalse(body.isEmpty, name)
@@ -85,16 +88,21 @@ final class TrackingPageTests: XCTestCase {
                 rest = rest[start.upperBound...]
             }
         }
-        // The script watches the donation over the broker's WebSocket, with the token from the fragment.
+        // The script watches the donation over the broker's WebSocket, with the token from the fragment, through the
+        // JavaScript client (which sends the token as `?token=`, subscribes, and asks for what was missed).
         let js = text(script)
-        XCTAssertTrue(js.contains("'/v1/ws?token='"))
+        let library = text(client)
+        XCTAssertTrue(js.contains("'/v1/ws'"))
+        XCTAssertTrue(js.contains("token: () => token,"))
+        XCTAssertTrue(library.contains("'token=' + encodeURIComponent(token)"))
         XCTAssertTrue(js.contains("location.hash"))
         XCTAssertTrue(
             js.contains("history.replaceState(null, '', location.pathname + location.search)"),
             "the token leaves the address bar once read (checked in a browser by scripts/browser-test)")
-        XCTAssertTrue(js.contains("type: 'subscribe'"))
-        XCTAssertTrue(js.contains("frame.since = st.highestSeq"), "reconnects ask for what was missed")
+        XCTAssertTrue(library.contains("type: 'subscribe'"))
+        XCTAssertTrue(library.contains("frame.since = this.highestSeq"), "reconnects ask for what was missed")
         XCTAssertFalse(js.contains("innerHTML"), "text reaches the page only through textContent")
+        XCTAssertFalse(library.contains("innerHTML"), "the client writes nothing into the page")
     }
 
     func testEveryValidDonationIdGetsTheSamePage() async throws {
@@ -127,6 +135,11 @@ final class TrackingPageTests: XCTestCase {
         let policy = ConnectionStateMachine.Policy()
         XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_INITIAL_S = \(seconds(policy.initialDelay));"))
         XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_CAP_S = \(seconds(policy.maximumDelay));"))
-        XCTAssertTrue(TrackingPage.script.contains("ceiling * Math.random()"), "full jitter: from zero up to the ceiling")
+        // The page reconnects through the JavaScript client, handing it those numbers; the client draws full jitter.
+        XCTAssertTrue(TrackingPage.script.contains("backoffInitialMs: BACKOFF_INITIAL_S * 1000,"))
+        XCTAssertTrue(TrackingPage.script.contains("backoffCapMs: BACKOFF_CAP_S * 1000,"))
+        XCTAssertTrue(
+            TrackingPage.Files.client.contains("backoffCeiling(attempt, n.backoffInitialMs, n.backoffCapMs) * this.random()"),
+            "full jitter: from zero up to the ceiling")
     }
 }

@@ -1,222 +1,94 @@
-// ---- The connection (tracker-watch's WatchSession) ----
-let socket = null;
-let pending = null;
-let requests = 0;
-let failures = 0;
-let subscribedOnce = false;
-let subscribeTimer = null;
-let retryTimer = null;
-let pauseTimer = null;
+// ---- The connection: the JavaScript client's DonationWatcher (clients/javascript/location-broker-client.js) ----
+// It reconnects by BrokerClient's rules (full jitter, close codes, a silent path left within two heartbeats),
+// subscribes again with `since` and drops positions already seen; this file turns its events into the page's
+// state and log. The numbers are the broker's (DonorViewRules), declared before these files.
 let ticker = null;
 
-function clearTimers() {
-  clearTimeout(subscribeTimer);
-  clearTimeout(retryTimer);
-  clearTimeout(pauseTimer);
-  clearInterval(ticker);
-  subscribeTimer = retryTimer = pauseTimer = null;
-}
+const watcher = new DonationWatcher({
+  url: (location.protocol === 'https:' ? 'wss:' : 'ws:') + '//' + location.host + '/v1/ws',
+  donation: donationId,
+  // A watch link's token cannot be renewed here: a refused one ends the page (HTTP 401 twice: 'unauthorized').
+  token: () => token,
+  backoffInitialMs: BACKOFF_INITIAL_S * 1000,
+  backoffCapMs: BACKOFF_CAP_S * 1000,
+  backoffPatienceMs: BACKOFF_PATIENCE_S * 1000,
+  subscribeTimeoutMs: SUBSCRIBE_TIMEOUT_MS,
+  notTrackableRetryMs: NOT_TRACKABLE_RETRY_MS,
+  staleAfterMs: STALE_AFTER_MS,
+});
 
-function socketURL() {
-  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  return scheme + '//' + location.host + '/v1/ws?token=' + encodeURIComponent(token);
-}
-
-function connect() {
-  retryTimer = null;
-  if (st.ended) return;
-  if (st.connection.kind !== 'retrying') st.connection = { kind: 'connecting' };
-  let opened = false;
-  let ws;
-  try {
-    ws = new WebSocket(socketURL());
-  } catch (error) {
-    lost('the browser could not open a WebSocket');
-    return;
-  }
-  socket = ws;
-  ws.addEventListener('open', () => {
-    if (socket !== ws) return;
-    opened = true;
-    if (subscribedOnce) {
-      st.resubscribeSince = st.highestSeq;
-      record('reconnect', st.highestSeq !== null
+watcher.on('connection', (change) => {
+  switch (change.kind) {
+    case 'connected':
+      st.connection = { kind: 'live' };
+      break;
+    case 'reconnected':
+      st.subscriptions += 1;
+      st.connection = { kind: 'live' };
+      record('reconnect', change.since !== null
         ? 'Reconnected; asking for the positions missed while disconnected'
         : 'Reconnected; subscribing again');
-    }
-    subscribe();
-    render();
-  });
-  ws.addEventListener('message', (event) => {
-    if (socket !== ws || typeof event.data !== 'string') return;
-    let frame;
-    try { frame = JSON.parse(event.data); } catch (error) { return; }
-    if (frame && typeof frame === 'object') handle(frame);
-    render();
-  });
-  ws.addEventListener('close', (event) => {
-    if (socket !== ws) return;
-    socket = null;
-    pending = null;
-    clearTimeout(subscribeTimer);
-    clearTimeout(pauseTimer);
-    if (st.ended) return;
-    if (opened) lost(describeClose(event.code, event.reason), event.code);
-    else diagnose();
-  });
-}
-
-function send(frame) {
-  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
-}
-
-function subscribe() {
-  requests += 1;
-  pending = 's' + requests;
-  const frame = { type: 'subscribe', id: pending, donation: donationId };
-  if (st.highestSeq !== null) frame.since = st.highestSeq;
-  send(frame);
-  clearTimeout(subscribeTimer);
-  subscribeTimer = setTimeout(() => drop('no answer to subscribe within ' + SUBSCRIBE_TIMEOUT_MS / 1000 + ' s'), SUBSCRIBE_TIMEOUT_MS);
-}
-
-// Gives up on the current socket and reconnects.
-function drop(reason) {
-  if (!socket) return;
-  const ws = socket;
-  socket = null;
-  pending = null;
-  ws.close(1000);
-  lost(reason);
-}
-
-// The rules of the Swift library's ConnectionStateMachine: full jitter (a delay drawn from zero up to
-// BACKOFF_INITIAL_S doubling per failure, capped at BACKOFF_CAP_S), and at least BACKOFF_PATIENCE_S after too
-// many connections (4029, HTTP 429) or too many refused frames (4009), which hurrying back cannot cure.
-function lost(reason, code) {
-  if (st.ended) return;
-  clearTimeout(subscribeTimer);
-  clearTimeout(pauseTimer);
-  const wasLive = st.connection.kind === 'live' || st.connection.kind === 'paused';
-  if (wasLive) record('connection', 'Connection lost: ' + reason + '; reconnecting');
-  failures += 1;
-  const ceiling = Math.min(BACKOFF_CAP_S, BACKOFF_INITIAL_S * 2 ** Math.min(failures - 1, 30));
-  const minimum = code === 4029 || code === 4009 ? BACKOFF_PATIENCE_S : 0;
-  const delay = Math.max(minimum, ceiling * Math.random()) * 1000;
-  st.connection = { kind: 'retrying', attempt: failures, at: Date.now() + delay, reason };
-  clearTimeout(retryTimer);
-  retryTimer = setTimeout(connect, delay);
-  render();
-}
-
-// The browser hides why an upgrade failed: ask the same URL over plain HTTP, which says.
-async function diagnose() {
-  let reason = 'the broker cannot be reached';
-  let status = 0;
-  try {
-    const response = await fetch('/v1/ws?token=' + encodeURIComponent(token), { cache: 'no-store', credentials: 'omit' });
-    let body = null;
-    try { body = await response.json(); } catch (error) { body = null; }
-    const message = body && body.error && typeof body.error.message === 'string' ? body.error.message : null;
-    if (response.status === 401) {
-      end({ title: 'Tracking is not available', headline: 'This link no longer works',
-        summary: 'The broker did not accept the token in this link: ' + (message || 'it was refused') +
-          '. Open the tracking link from the app again to get a fresh one.' });
-      return;
-    }
-    if (response.status === 400) reason = 'the WebSocket could not be opened (a proxy may be in the way)';
-    else if (message) reason = message;
-    else reason = 'the broker answered ' + response.status;
-    status = response.status;
-  } catch (error) {
-    reason = 'the broker cannot be reached';
-  }
-  lost(reason, status === 429 ? 4029 : undefined);
-}
-
-function describeClose(code, reason) {
-  switch (code) {
-    case 4001: return 'the token expired (4001)';
-    case 4008: return 'the connection fell behind (4008)';
-    case 1001: return (reason || 'the broker went away') + ' (1001)';
-    case 1005: case 1006: return reason || 'the connection dropped';
-    default: return reason ? reason + ' (' + code + ')' : 'closed with code ' + code;
-  }
-}
-
-function refused(error) {
-  const code = String(error.code);
-  const message = typeof error.message === 'string' ? error.message : '';
-  if (code === 'not-trackable') {
-    const first = st.connection.kind !== 'paused';
-    st.connection = { kind: 'paused', at: Date.now() + NOT_TRACKABLE_RETRY_MS };
-    st.tracking = false;
-    st.destination = null;
-    if (first) record('pause', 'Tracking paused: ' + message + '; asking again regularly');
-    clearTimeout(pauseTimer);
-    pauseTimer = setTimeout(() => { if (socket && !st.ended) subscribe(); }, NOT_TRACKABLE_RETRY_MS);
-    return;
-  }
-  if (code === 'unavailable' || code === 'internal' || code === 'rate-limited') {
-    drop('the broker could not subscribe now (' + code + '): ' + message);
-    return;
-  }
-  if (!subscribedOnce) {
-    const summary = code === 'not-found'
-      ? 'There is nothing to track for donation ' + donationId + ': it may have been delivered or cancelled already, ' +
-        'or this link belongs to another account.'
-      : 'The broker refused to let you watch (' + code + '): ' + message;
-    end({ title: 'Tracking is not available', headline: 'Not allowed to watch', summary });
-  } else {
-    end({ headline: 'Tracking ended while disconnected',
-      summary: 'After reconnecting, the broker no longer lets you watch (' + code + '): ' + message +
-        '. The donation may have ended while the connection was down.' });
-  }
-}
-
-function handle(frame) {
-  switch (frame.type) {
-    case 'welcome':
-      if (st.connection.kind === 'connecting' || st.connection.kind === 'retrying') st.connection = { kind: 'subscribing' };
+      record('resubscribed', 'Subscribed again: ' + status(change.state, change.tracking, null));
       break;
-    case 'subscribed':
-      if (frame.re !== undefined && frame.re === pending) {
-        pending = null;
-        clearTimeout(subscribeTimer);
-        clearTimeout(pauseTimer);
-        subscribedOnce = true;
-        failures = 0;
+    case 'reconnecting':
+      if (st.connection.kind === 'live' || st.connection.kind === 'paused') {
+        record('connection', 'Connection lost: ' + change.reason + '; reconnecting');
       }
-      applySubscribed(frame);
-      break;
-    case 'error':
-      if (frame.re !== undefined && frame.re === pending) {
-        pending = null;
-        clearTimeout(subscribeTimer);
-        refused(frame);
-      } else {
-        record('error', 'The broker answered: ' + frame.message);
-      }
-      break;
-    case 'position':
-      if (ours(frame.channel)) take(frame.seq, frame.position);
-      break;
-    case 'state':
-      if (ours(frame.channel, frame.donation)) applyState(frame.state, frame.tracking === true, frame.destination || null);
-      break;
-    case 'arrival':
-      if (ours(frame.channel, frame.donation)) applyArrival(frame);
-      break;
-    case 'presence':
-      if (ours(frame.channel)) applyPresence(frame.online === true, frame.lastSeen);
-      break;
-    case 'unsubscribed':
-      if (!ours(frame.channel, frame.donation)) break;
-      if (frame.reason === 'DELIVERED') st.donationState = 'DELIVERED';
-      if (frame.reason === 'CANCELLED') st.donationState = 'CANCELLED';
-      end(unsubscribedEnd(frame.reason));
+      st.connection = { kind: 'retrying', attempt: change.attempt, at: change.at, reason: change.reason };
       break;
     default:
-      break; // a newer broker's frame: ignored
+      break; // 'connecting' is where the page starts; it reports no 'offline' to the watcher
   }
-}
+  render();
+});
+watcher.on('subscribed', (facts) => { applySubscribed(facts); render(); });
+watcher.on('position', ({ seq, position }) => { take(seq, position); render(); });
+watcher.on('paused', ({ state }) => { applyState(state, false, null); render(); });
+watcher.on('resumed', ({ state, destination }) => { applyState(state, true, destination); render(); });
+watcher.on('state', ({ state, tracking, destination }) => { applyState(state, tracking, destination); render(); });
+watcher.on('presence', ({ online, lastSeen }) => { applyPresence(online, lastSeen); render(); });
+watcher.on('arrival', (arrival) => { applyArrival(arrival); render(); });
+watcher.on('stale', ({ lastFix }) => {
+  st.staleAnnounced = true;
+  record('stale', 'No new location for ' + fmt.age((Date.now() - lastFix) / 1000) + ': the position shown is STALE');
+  render();
+});
+watcher.on('not-trackable', ({ message, retryAt }) => {
+  // The trip has not started (CREATED): the watcher asks again now and then.
+  const first = st.connection.kind !== 'paused';
+  st.connection = { kind: 'paused', at: retryAt };
+  st.tracking = false;
+  st.destination = null;
+  if (first) record('pause', 'Tracking paused: ' + message + '; asking again regularly');
+  render();
+});
+watcher.on('ended', (how) => {
+  switch (how.kind) {
+    case 'unsubscribed':
+      if (how.reason === 'DELIVERED') st.donationState = 'DELIVERED';
+      if (how.reason === 'CANCELLED') st.donationState = 'CANCELLED';
+      end(unsubscribedEnd(how.reason));
+      break;
+    case 'refused':
+      end({ title: 'Tracking is not available', headline: 'Not allowed to watch', summary: how.code === 'not-found'
+        ? 'There is nothing to track for donation ' + donationId + ': it may have been delivered or cancelled already, ' +
+          'or this link belongs to another account.'
+        : 'The broker refused to let you watch (' + how.code + '): ' + how.message });
+      break;
+    case 'refusedAfterReconnect':
+      end({ headline: 'Tracking ended while disconnected',
+        summary: 'After reconnecting, the broker no longer lets you watch (' + how.code + '): ' + how.message +
+          '. The donation may have ended while the connection was down.' });
+      break;
+    case 'unauthorized':
+      end({ title: 'Tracking is not available', headline: 'This link no longer works',
+        summary: 'The broker did not accept the token in this link: ' + how.message +
+          '. Open the tracking link from the app again to get a fresh one.' });
+      break;
+    case 'connectionFailed':
+      end({ headline: 'Tracking stopped', summary: 'The broker cannot be used from here: ' + how.message + '.' });
+      break;
+    default:
+      break; // 'stopped': the page closed the watcher itself, in end()
+  }
+});

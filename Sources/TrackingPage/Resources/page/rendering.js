@@ -11,7 +11,6 @@ function connectionText(now) {
   const c = st.connection;
   switch (c.kind) {
     case 'connecting': return ['connecting\u2026', 'warning'];
-    case 'subscribing': return ['subscribing\u2026', 'warning'];
     case 'live': return ['live', 'good'];
     case 'retrying': return ['reconnecting in ' + seconds(c.at) + ' s (try ' + c.attempt + ')', 'warning'];
     case 'paused': return ['paused, asking again in ' + seconds(c.at) + ' s', 'normal'];

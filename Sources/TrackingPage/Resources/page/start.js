@@ -1,19 +1,7 @@
 // ---- Start ----
+// Once a second: the age of the last location and the countdowns change on screen.
 function tick() {
-  if (st.ended) return;
-  const now = Date.now();
-  if (!st.staleAnnounced && isStale(now)) {
-    st.staleAnnounced = true;
-    record('stale', 'No new location for ' + fmt.age((now - st.fix.position.timestamp) / 1000) + ': the position shown is STALE');
-  }
-  render();
-}
-
-function retryNow() {
-  if (retryTimer !== null && !st.ended) {
-    clearTimeout(retryTimer);
-    connect();
-  }
+  if (!st.ended) render();
 }
 
 if (!token) {
@@ -21,8 +9,9 @@ if (!token) {
     summary: 'The address has no token after #token=. Open the tracking link exactly as the app gave it.' });
   return;
 }
-window.addEventListener('online', retryNow);
-document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') retryNow(); });
+// The phone back online, or the tab shown again: an attempt at once instead of at the end of the backoff.
+window.addEventListener('online', () => watcher.networkAvailable());
+document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') watcher.appEnteredForeground(); });
 ticker = setInterval(tick, 1000);
 render();
-connect();
+watcher.start();

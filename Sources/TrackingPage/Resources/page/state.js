@@ -1,6 +1,7 @@
 // The numbers every donor's view agrees on (staleness, trail, speed smoothing, reconnect backoff, Earth radius:
 // STALE_AFTER_MS, BACKOFF_INITIAL_S, ...) are not written here: the broker declares them before this file from
 // TrackingRules' DonorViewRules (TrackingPage+Constants.swift), the numbers tracker-watch and BrokerClient use.
+// The connection is the JavaScript client's DonationWatcher (clients/javascript), imported before this file.
 const EVENT_LIMIT = 60;
 const DASH = '\u2014';
 
@@ -34,10 +35,9 @@ function forgetToken() {
 
 // Everything the donor knows about the trip (tracker-watch's WatchState).
 const st = {
-  channel: null, donation: null, donationState: null, tracking: false, destination: null,
+  donation: null, donationState: null, tracking: false, destination: null,
   home: null, institution: null, fix: null, trail: [], speed: null, online: null, lastSeen: null,
-  arrived: null, highestSeq: null, connection: { kind: 'connecting' }, ended: null, subscriptions: 0,
-  resubscribeSince: null, staleAnnounced: false,
+  arrived: null, connection: { kind: 'connecting' }, ended: null, subscriptions: 0, staleAnnounced: false,
 };
 
 // ---- Words and numbers (WatchFormat, DonationWords) ----
@@ -166,44 +166,24 @@ function record(kind, text) {
   while (view.events.children.length > EVENT_LIMIT) view.events.firstElementChild.remove();
 }
 
-// ---- Frames (WatchState+Frames) ----
-function ours(channel, donation) {
-  if (st.channel !== null && channel !== st.channel) return false;
-  if (st.donation !== null && donation !== undefined && donation !== st.donation) return false;
-  return true;
-}
-
-function applySubscribed(s) {
-  const first = st.subscriptions === 0;
-  const previousState = st.donationState, wasTracking = st.tracking, wasOnline = st.online;
+// ---- The watcher's events (WatchState+Frames): which frames are ours, seqs seen, `since` are the watcher's ----
+// The first subscription: what the broker says of the donation. Later ones tell only what changed (applyState...).
+function applySubscribed(facts) {
   st.subscriptions += 1;
-  st.channel = s.channel;
-  st.donation = s.donation;
-  st.home = isPoint(s.home) ? s.home : null;
-  st.institution = isPoint(s.institution) ? s.institution : null;
+  st.donation = facts.donation;
+  st.home = isPoint(facts.home) ? facts.home : null;
+  st.institution = isPoint(facts.institution) ? facts.institution : null;
   st.connection = { kind: 'live' };
-  const words = status(s.state, s.tracking, null);
-  if (first) {
-    st.donationState = s.state;
-    st.tracking = s.tracking === true;
-    st.destination = s.destination || null;
-    // `online` is null while the trip is paused: presence is told again with the resume.
-    st.online = typeof s.online === 'boolean' ? s.online : null;
-    record('subscribed', 'Watching donation ' + s.donation + ': ' + words);
-  } else {
-    record('resubscribed', 'Subscribed again: ' + words);
-    if (previousState !== s.state || wasTracking !== s.tracking) applyState(s.state, s.tracking === true, s.destination || null);
-    if (typeof s.online === 'boolean' && wasOnline !== s.online) applyPresence(s.online, null);
-  }
-  const since = st.resubscribeSince;
-  st.resubscribeSince = null;
-  if (s.last && (since === null || s.last.seq <= since)) take(s.last.seq, s.last.position);
+  st.donationState = facts.state;
+  st.tracking = facts.tracking;
+  st.destination = facts.destination;
+  // `online` is null while the trip is paused: presence is told again with the resume.
+  st.online = facts.online;
+  record('subscribed', 'Watching donation ' + facts.donation + ': ' + status(facts.state, facts.tracking, null));
 }
 
 function take(seq, position) {
   if (!Number.isFinite(seq) || !isPoint(position) || !Number.isFinite(position.timestamp)) return;
-  if (st.highestSeq !== null && seq <= st.highestSeq) return;
-  st.highestSeq = seq;
   const previous = st.fix ? st.fix.position : null;
   const sample = speedSample(previous, position);
   if (sample !== null) addSpeed(sample);
@@ -270,12 +250,8 @@ function end(how) {
   st.trail = [];
   st.speed = null;
   st.online = null;
-  clearTimers();
-  if (socket) {
-    const ws = socket;
-    socket = null;
-    ws.close(1000);
-  }
+  clearInterval(ticker);
+  watcher.close();
   record(st.ended.good ? 'ended-good' : 'ended', st.ended.summary);
   render();
 }

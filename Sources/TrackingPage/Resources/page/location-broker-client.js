@@ -1,0 +1,1 @@
+../../../../clients/javascript/location-broker-client.js
