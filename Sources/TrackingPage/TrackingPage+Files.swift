@@ -1,5 +1,5 @@
 extension TrackingPage {
-    /// The page's files (Sources/LocationBroker/Resources/page/), compiled into the broker by SwiftPM's `embedInCode`
+    /// The page's files (Sources/TrackingPage/Resources/page/), compiled into the broker by SwiftPM's `embedInCode`
     /// resources (`PackageResources`): the broker stays one binary that needs no folder beside it.
     enum Files {
         /// page.html, with `{{leaflet}}` and `{{map}}` where ``TrackingPage/html(leaflet:map:)`` writes what this

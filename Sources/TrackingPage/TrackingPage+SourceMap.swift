@@ -15,7 +15,7 @@ extension TrackingPage {
         }
         let named = scriptPieces.compactMap { piece in piece.name.map { (name: $0, text: piece.text) } }
         let map = Map(
-            sources: named.map { $0.name == "constants.js" ? "generated/constants.js" : "Sources/LocationBroker/Resources/page/" + $0.name },
+            sources: named.map { $0.name == "constants.js" ? "generated/constants.js" : "Sources/TrackingPage/Resources/page/" + $0.name },
             sourcesContent: named.map(\.text),
             mappings: sourceMapMappings())
         let encoder = JSONEncoder()

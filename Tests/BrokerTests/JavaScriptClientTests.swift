@@ -1,6 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
+import TrackingRules
 import XCTest
 
 @testable import BrokerTestSupport
