@@ -17,7 +17,7 @@ let package = Package(
             name: "hot-path",
             dependencies: [
                 .product(name: "BrokerProtocol", package: "location-broker"),
-                .product(name: "LocationBroker", package: "location-broker"),
+                .product(name: "BrokerBenchmarkFixtures", package: "location-broker"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

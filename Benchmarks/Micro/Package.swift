@@ -18,7 +18,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "BrokerProtocol", package: "location-broker"),
-                .product(name: "LocationBroker", package: "location-broker"),
+                .product(name: "BrokerBenchmarkFixtures", package: "location-broker"),
             ],
             path: "Benchmarks/BrokerBenchmarks",
             plugins: [

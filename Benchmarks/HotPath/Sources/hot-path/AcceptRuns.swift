@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 
 /// A connection's acceptance in process (`AcceptFixture`): a fresh `EmbeddedChannel`, the broker's hand-written
 /// upgrade (the head read, the token verified, the 101, the WebSocket handlers installed, the welcome written),

@@ -1,5 +1,5 @@
 import BrokerProtocol
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 
 /// The broker's own code on the hot path, through the microbenchmarks' fixtures (`PublishFixture`): the hub's
 /// publish (rate limit, gate, encode once, keep in the history, queue the same bytes in every subscriber's outbox),

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 
 /// A whole fan-out delivery in process (`DeliveryFixture`): the hub's publish, the hop to the sockets' event loop,
 /// each socket writer's drain, and the write and flush through the broker's real pipeline (NIO's WebSocket codec,

@@ -1,5 +1,5 @@
 import Dispatch
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 import Synchronization
 
 /// Builds a fixture whose set-up is async (jwt-kit's key collection is an actor) from the synchronous main: the

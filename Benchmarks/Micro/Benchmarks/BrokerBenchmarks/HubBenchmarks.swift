@@ -1,5 +1,5 @@
 import Benchmark
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 
 /// The hub's publish -> fan-out to 1, 100 and 1,000 subscribed donors: gate, encode once, keep in the history,
 /// queue the same bytes in every subscriber's outbox; then each outbox is drained as its socket writer would

@@ -1,5 +1,5 @@
 import Benchmark
-@_spi(Benchmarks) import LocationBroker
+import BrokerBenchmarkFixtures
 
 /// `TokenVerifier.verify` of an HS256 token, as the broker checks every WebSocket handshake: signature, `exp`,
 /// the identity claim.
