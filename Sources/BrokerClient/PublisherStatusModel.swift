@@ -31,7 +31,13 @@ public final class PublisherStatusModel {
 
     /// Follows the publisher until it stops or the calling task is cancelled.
     public func follow() async {
-        for await event in publisher.events {
+        // Subscribed first, then the state read: what happened before is in the state, what happens after in the
+        // stream, and nothing falls between them.
+        let events = publisher.events
+        link = publisher.link
+        audience = publisher.audience
+        lastOutcome = publisher.lastOutcome ?? lastOutcome
+        for await event in events {
             link = publisher.link
             audience = publisher.audience
             if case .fix(let outcome) = event { lastOutcome = outcome }

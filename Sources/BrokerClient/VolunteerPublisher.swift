@@ -117,6 +117,8 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     private let broadcast: EventBroadcast<Event>
     private let control = LinkControl()
     private let linkState = NIOLockedValueBox(LinkState.connecting)
+    /// The newest outcome reported, for ``lastOutcome``.
+    private let newestOutcome = NIOLockedValueBox<FixOutcome?>(nil)
 
     /// - Parameters:
     ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
@@ -141,6 +143,10 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
 
     /// Where the link to the broker stands now (the `.connection` events, as a state).
     public var link: LinkState { linkState.withLockedValue { $0 } }
+
+    /// What became of the newest fix settled, if any was yet (the `.fix` events, as a state): a consumer that
+    /// starts following after a fix was settled still learns it.
+    public var lastOutcome: FixOutcome? { newestOutcome.withLockedValue { $0 } }
 
     /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one
     /// kept is then superseded). A fix not newer than one already handed over is superseded at once: the
@@ -218,11 +224,11 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
                     defer { box.audience = audience }
                     return (box.acknowledged(ack.re, result: .accepted(seq: ack.seq, audience: audience)), box.audience != audience)
                 }
-                if let outcome { broadcast.yield(.fix(outcome)) }
+                if let outcome { report([outcome]) }
                 if changed { broadcast.yield(.audience(audience)) }
             case .frame(.error(let error), _) where error.re != nil:
                 if let outcome = outbox.withLockedValue({ $0.acknowledged(error.re, result: .refused(error.code, message: error.message)) }) {
-                    broadcast.yield(.fix(outcome))
+                    report([outcome])
                 }
             case .frame:
                 continue
@@ -246,7 +252,10 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     }
 
     private func report(_ outcomes: [FixOutcome]) {
-        for outcome in outcomes { broadcast.yield(.fix(outcome)) }
+        for outcome in outcomes {
+            newestOutcome.withLockedValue { $0 = outcome }
+            broadcast.yield(.fix(outcome))
+        }
     }
 }
 
