@@ -12,9 +12,9 @@ import NIOWebSocket
 /// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): every read walks every handler, so
 /// what could be handlers of their own (decoding frames, checking them, joining fragments) is done here. The
 /// handler reads the socket's bytes itself (``ClientFrameReader``, with the rules of NIO's frame decoder, which
-/// it replaces). Each frame the client sends
-/// shows it is there (the heartbeat's "client was heard", a fragment included), then its ``ClientFrameAssembler``
-/// takes it: masking (1002), fragments (1002) and the message size (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// it replaces). Each frame the client sends shows it is there (the heartbeat's "client was heard", a fragment
+/// included), then its ``ClientFrameAssembler`` takes it: masking (1002), fragments (1002) and the message size
+/// (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
 /// ``WebSocketConnectionStateMachine`` decides and this handler only performs. A frame whose header breaks the
 /// decoder's rules (a fragmented or oversized control frame, an oversized frame) is answered as NIO's
 /// `WebSocketProtocolErrorHandler` answers it (``answerDecoderError(_:context:)``), and nothing more is read.
