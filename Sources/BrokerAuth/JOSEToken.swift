@@ -1,8 +1,8 @@
 import Foundation
 
 /// A token as an upgrade request carries it: split into its three base64url parts and its JOSE header read once
-/// (``JOSEObjectReader``), both to tell a watch link from a client token and to verify it (issue 17: the header
-/// used to be decoded twice per upgrade with `JSONDecoder`).
+/// (``JOSEObjectReader``), both to tell a watch link from a client token and to verify it, so that no upgrade
+/// decodes its header twice.
 package struct JOSEToken: Sendable {
     /// The token as received.
     let text: String

@@ -46,7 +46,10 @@ enum WebSocketTransport {
     /// Network.framework's TLS options: the system's trust, or only the app's roots.
     private static func transportServicesOptions(_ tls: BrokerTLS?) -> TSTLSOptions {
         let options = NWProtocolTLS.Options()
-        // Immutable certificates, read only by the verify block on its own queue.
+        // `nonisolated(unsafe)`: `SecCertificate` is not marked `Sendable`, yet the verify block must capture
+        // them. Safe because nothing writes them after this line: the array is a `let`, a certificate cannot be
+        // changed once made, and past the `isEmpty` below the only reader is the block, which runs on
+        // `verifyQueue` (serial), one call at a time.
         nonisolated(unsafe) let anchors = (tls?.trustedRootsDER ?? []).compactMap { SecCertificateCreateWithData(nil, $0 as CFData) }
         if !anchors.isEmpty {
             sec_protocol_options_set_verify_block(

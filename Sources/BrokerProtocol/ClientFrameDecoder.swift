@@ -35,8 +35,8 @@ public struct ClientFrameDecoder: Sendable {
     }
 
     /// Decodes one frame from contiguous bytes, as the connection handler reads them: the fast path is entered
-    /// directly, without going through the generic `withContiguousStorageIfAvailable` (issue 17). Gives what the
-    /// generic `decode` gives for the same bytes.
+    /// directly, without going through the generic `withContiguousStorageIfAvailable` on every frame read. Gives
+    /// what the generic `decode` gives for the same bytes.
     public func decode(_ bytes: UnsafeRawBufferPointer) -> Result<ClientFrame, Rejection> {
         let publish = bytes.withMemoryRebound(to: UInt8.self, PublishFastPath.parse)
         if let publish { return .success(.publish(publish)) }

@@ -4,8 +4,8 @@
 /// The output is byte-for-byte what ``WireJSON/encoder()`` writes for ``ServerFrame/position(_:)``
 /// (sorted keys), which ProtocolTests check. It is on every publish's path, so it writes into one buffer sized
 /// for the longest frame the channel allows: no intermediate `String` is trimmed or appended, and the array
-/// does not grow piece by piece (issue 17; ProtocolTests' `PositionFrameEncoderTests` hold the bytes to the
-/// former encoder's).
+/// does not grow piece by piece (ProtocolTests' `PositionFrameEncoderTests` hold its bytes to a plain reference
+/// encoder's).
 public enum PositionFrameEncoder {
     /// The most bytes `Double.description` writes ("-2.2250738585072014e-308" is 24), with a margin.
     static let maximumNumberBytes = 32
@@ -28,7 +28,7 @@ public enum PositionFrameEncoder {
     /// the hub frames them for the transport at once, so they need not outlive the call.
     ///
     /// Inlinable so that the caller's module specializes it for its `Result`: unspecialized, the temporary
-    /// allocation's `Result` metadata was looked up at run time on every publish (about 330 instructions; issue 17).
+    /// allocation's `Result` metadata would be looked up at run time on every publish.
     @inlinable
     public static func withEncoded<Result>(
         channel: String, seq: Int64, position: Position, _ body: (UnsafeRawBufferPointer) throws -> Result
@@ -143,8 +143,9 @@ public enum PositionFrameEncoder {
             let wholeDigits = Swift.max(digits - fractionDigits, 1)
             let length = wholeDigits + (fractionDigits > 0 ? 1 + fractionDigits : 0)
             precondition(count + length <= buffer.count)
-            // Written from the end of the number back to where it starts, two digits at a time (issue 17); the
-            // whole part is padded with zeros to its length, so a mantissa shorter than its decimals gets its "0".
+            // Written from the end of the number back to where it starts, two digits at a time (half the
+            // divisions); the whole part is padded with zeros to its length, so a mantissa shorter than its
+            // decimals gets its "0".
             var index = count + length
             var rest = mantissa
             let pairs = Self.digitPairs.utf8Start
@@ -194,7 +195,7 @@ public enum PositionFrameEncoder {
         mutating func integer(_ value: Int64) {
             if value < 0 { byte(UInt8(ascii: "-")) }
             // The magnitude is unsigned, so Int64.min has one too. Its length is known first, so the digits go
-            // straight to their places from the last, two at a time (a sequence number has 16: issue 17).
+            // straight to their places from the last, two at a time (a sequence number has 16).
             var magnitude = value.magnitude
             let length = Self.decimalLength(magnitude)
             precondition(count + length <= buffer.count)
@@ -256,7 +257,8 @@ public enum PositionFrameEncoder {
         }
 
         /// Whether any byte of `utf8` is one JSON escapes (a control character, a quote or a backslash), read a
-        /// word of eight bytes at a time (issue 17): the words' tests below are exact for "any byte of the word".
+        /// word of eight bytes at a time (every channel name is checked on every publish): the words' tests below
+        /// are exact for "any byte of the word".
         private static func needsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
             guard let base = utf8.baseAddress else { return false }
             let raw = UnsafeRawPointer(base)

@@ -1,5 +1,5 @@
 /// Writes the `welcome` server frame straight to bytes, without JSONEncoder's reflection: every connection gets
-/// one as it opens, so a connect storm paid an encoder run per connection (issue 17). The bytes are those
+/// one as it opens, so an encoder run would be paid per connection in a connect storm. The bytes are those
 /// ``WireJSON`` writes for ``ServerFrame/welcome(_:)`` (ProtocolTests' `WelcomeFrameEncoderTests`).
 public enum WelcomeFrameEncoder {
     /// Encodes `{"heartbeat":..,"identity":..,"type":"welcome"}` into a temporary buffer and hands its bytes to

@@ -13,7 +13,15 @@ package final class ChannelRegistry: Sendable {
 
     /// A channel's name with its hash, computed once per look-up for both the shard and the shard's dictionary,
     /// instead of hashing the name twice, or once per connection for the channel it publishes on
-    /// (``ClientConnection/channelHash``). The hash is the standard library's seeded one (per process).
+    /// (``ClientConnection/channelHash``).
+    ///
+    /// Invariant: ``hash`` is always ``hash(of:)`` of ``name`` (checked in debug builds), so keys equal by name
+    /// (``==``) carry equal hashes, and ``hash(into:)`` and ``_rawHashValue(seed:)``, functions of the hash alone,
+    /// agree with ``==``. Channel names are identities: a channel is made for each identity that connects, anyone
+    /// who can sign up picks theirs (an e-mail address), and clients name channels in their subscriptions, so an
+    /// attacker can choose names. The hash is the standard library's, seeded at random per process, so names
+    /// that collide (in a shard or a dictionary's buckets) cannot be worked out from outside; only a process run
+    /// with `SWIFT_DETERMINISTIC_HASHING` set loses the seed.
     struct Key: Hashable {
         let name: String
         let hash: Int
@@ -24,11 +32,12 @@ package final class ChannelRegistry: Sendable {
 
         /// `name` with its hash, as ``hash(of:)`` gave it.
         init(_ name: String, hash: Int) {
+            assert(hash == Self.hash(of: name), "a channel key's hash is not its name's")
             self.name = name
             self.hash = hash
         }
 
-        /// The hash a key for `name` carries.
+        /// The hash a key for `name` carries: the standard library's seeded hash of the name (`name.hashValue`).
         static func hash(of name: String) -> Int {
             var hasher = Hasher()
             hasher.combine(name)
@@ -41,9 +50,12 @@ package final class ChannelRegistry: Sendable {
 
         /// What the shard's dictionary hashes with: the name's hash mixed with the dictionary's seed by a few
         /// multiplications and shifts (MurmurHash3's finalizer, a bijection whose low bits depend on every bit),
-        /// instead of a second pass of the standard library's hasher over it (``hash(into:)`` stays for
-        /// any other hashing). The name's hash is already the standard library's randomly seeded one, so colliding
-        /// names cannot be chosen from outside, and the dictionary's seed still moves where a key lands from one
+        /// instead of a second pass of the standard library's hasher over it, which would cost on every publish
+        /// (docs/BENCHMARKS.md, "Decisions that shaped the hot path"); ``hash(into:)`` stays for any other hashing.
+        /// Underscored, but it is `Hashable`'s own customization point: the standard library's collections call it
+        /// and expect only that equal keys give equal values for a seed, which holds since it reads nothing but
+        /// ``hash``. As the mix is a bijection, distinct name hashes stay distinct, so keys collide no more than
+        /// the names' seeded hashes do, and the dictionary's seed still moves where a key lands from one
         /// dictionary to another.
         func _rawHashValue(seed: Int) -> Int {
             var mixed = UInt64(bitPattern: Int64(hash ^ seed))

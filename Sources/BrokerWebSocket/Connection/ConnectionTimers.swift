@@ -33,7 +33,8 @@ package protocol TimedConnection: AnyObject, SendableMetatype {
 /// in deadline order, within the scheduled task that the event loop runs at that time: on an `EmbeddedEventLoop`
 /// virtual time moves it exactly as it moved the per-connection timers.
 package final class ConnectionTimers<Node: TimedConnection> {
-    private let eventLoop: any EventLoop
+    /// The loop the list is on, and every node told from it.
+    let eventLoop: any EventLoop
     private var head: Node?
     /// The last node. Unowned: listed nodes are owned through `head` and the nodes' `next`.
     private unowned(unsafe) var tail: Node?

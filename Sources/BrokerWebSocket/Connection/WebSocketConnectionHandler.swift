@@ -10,10 +10,11 @@ import NIOWebSocket
 ///
 /// The whole pipeline is NIO's frame encoder and this handler
 /// (``addHandlers(to:messages:identity:maxMessageBytes:logger:closeGrace:)``): every read walks every handler, so
-/// what handlers of their own did before is done here (issue 17). The handler reads the socket's bytes itself
-/// (``ClientFrameReader``, with the rules of NIO's frame decoder, which it replaces). Each frame the client sends
-/// shows it is there (the heartbeat's "client was heard", a fragment included), then its ``ClientFrameAssembler``
-/// takes it: masking (1002), fragments (1002) and the message size (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
+/// what could be handlers of their own (decoding frames, checking them, joining fragments) is done here. The
+/// handler reads the socket's bytes itself (``ClientFrameReader``, with the rules of NIO's frame decoder, which
+/// it replaces). Each frame the client sends shows it is there (the heartbeat's "client was heard", a fragment
+/// included), then its ``ClientFrameAssembler`` takes it: masking (1002), fragments (1002) and the message size
+/// (1009). Then this handler: UTF-8 (1007), pings, messages, and the close and heartbeat life, which
 /// ``WebSocketConnectionStateMachine`` decides and this handler only performs. A frame whose header breaks the
 /// decoder's rules (a fragmented or oversized control frame, an oversized frame) is answered as NIO's
 /// `WebSocketProtocolErrorHandler` answers it (``answerDecoderError(_:context:)``), and nothing more is read.
@@ -40,27 +41,59 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     static let maxFragments = 64
 
     private let messages: ClientMessageHandler
-    // The fields each read touches are `@exclusivity(unchecked)`: the runtime's check of each access costs some 75
-    // instructions (issue 17: five per publish), and none can overlap another access to the same field: each is
-    // private, touched only on the channel's event loop by this handler's own methods, and none is held across a
-    // call out.
+    // The fields each read touches are `@exclusivity(unchecked)` in release builds: every publish would otherwise
+    // run the runtime's access check on them five times, a measurable cost on the hot path (docs/BENCHMARKS.md,
+    // "Decisions that shaped the hot path"). Leaving it out is sound while two rules hold; keep them:
+    // - Every access happens on the channel's event loop, in this handler's own methods: NIO's callbacks, the
+    //   timers' ``timerExpired(_:)``, and the outbox's ``outboxCloseQueued()`` and ``outboxAborted()`` (both
+    //   reached through a `NIOLoopBound`, which checks the loop in every build). Each entry point asserts the
+    //   loop (debug builds only).
+    // - No access to a field overlaps another access to the same field: none is passed `inout` to, or mutated
+    //   across, a call that can come back into this handler. `reader.read` calls back for each frame while it
+    //   mutates `reader`; handling a frame may touch every other field, never `reader`.
+    // Debug builds declare the fields without the attribute (in the same places: the order sets the handler's
+    // layout), so the runtime checks each access there and a test that made two overlap would trap.
     /// Reads the client's frames out of the socket's bytes; keeps the start of a frame split between reads.
+    #if DEBUG
+    private var reader = ClientFrameReader()
+    #else
     @exclusivity(unchecked) private var reader = ClientFrameReader()
+    #endif
     /// Takes every frame the client sends first: masked, joined.
+    #if DEBUG
+    private var assembler = ClientFrameAssembler()
+    #else
     @exclusivity(unchecked) private var assembler = ClientFrameAssembler()
+    #endif
+    #if DEBUG
+    private var phase: Phase
+    #else
     @exclusivity(unchecked) private var phase: Phase
+    #endif
+    #if DEBUG
+    private var life: WebSocketConnectionStateMachine
+    #else
     @exclusivity(unchecked) private var life: WebSocketConnectionStateMachine
+    #endif
     /// The client's pings beyond this budget are charged to its identity's refusal budget.
     private var pingBudget: TokenBucket
     private var context: ChannelHandlerContext?
     /// Set while serving; its ``LoopDrains`` hold the loop's heartbeat and close-grace lists.
+    #if DEBUG
+    private var writer: SocketWriter?
+    #else
     @exclusivity(unchecked) private var writer: SocketWriter?
+    #endif
     /// The handler's place in its loop's heartbeat list while open, then in its close-grace list.
     package var timerLinks = TimerLinks<WebSocketConnectionHandler>()
     /// A read was asked for while the socket was not writable; it is done when the socket drains.
     private var readPending = false
     /// Whether a frame arrived since the previous heartbeat.
+    #if DEBUG
+    private var clientWasHeard = false
+    #else
     @exclusivity(unchecked) private var clientWasHeard = false
+    #endif
     /// The longest message, all its fragments together (1009 beyond). 32 bits, beside the flags above, so that the
     /// handler stays in its allocator size class (`max_frame_bytes` is at most 1 MiB).
     private let maxMessageBytes: Int32
@@ -86,6 +119,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
+        context.eventLoop.assertInEventLoop()
         // The upgrade runs on an open socket; one that closed meanwhile never becomes a connection.
         guard context.channel.isActive, case .opening(let opening) = phase,
             let encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
@@ -112,15 +146,18 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
+        context.eventLoop.assertInEventLoop()
         end()
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
+        context.eventLoop.assertInEventLoop()
         end()
         context.fireChannelInactive()
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        context.eventLoop.assertInEventLoop()
         if context.channel.isWritable {
             if case .serving(_, let outbox) = phase { outbox.drain() }
             if readPending {
@@ -132,6 +169,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.eventLoop.assertInEventLoop()
         // The listener allows half-closure, so a client's FIN arrives here rather than as a closed socket.
         guard case ChannelEvent.inputClosed = event else { return context.fireUserInboundEventTriggered(event) }
         if life.isOpen { logger.debug("the client ended its input without a close frame") }
@@ -148,6 +186,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.eventLoop.assertInEventLoop()
         // The socket writer's close frame passes here on its way out: from now on the client's close answers it.
         if unwrapOutboundIn(data).opcode == .connectionClose {
             perform(life.closeFrameWritten())
@@ -156,6 +195,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.eventLoop.assertInEventLoop()
         // Frame errors (the reader's) are answered with a close frame and counted as invalid frames; anything else
         // (a reset, a TLS failure) leaves nothing to answer.
         if let error = error as? NIOWebSocketError {
@@ -180,6 +220,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.eventLoop.assertInEventLoop()
         do {
             try reader.read(unwrapInboundIn(data), maxFrameBytes: Int(maxMessageBytes)) { header, bytes in
                 handle(header, in: bytes, context: context)
@@ -296,11 +337,13 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
 
     /// The outbox queued a close (from any thread; told here on the event loop): the close grace starts.
     func outboxCloseQueued() {
+        context?.eventLoop.assertInEventLoop()
         perform(life.brokerCloseQueued())
     }
 
     /// The broker gave up on the socket (the end of the shutdown grace): it is cut at once.
     func outboxAborted() {
+        context?.eventLoop.assertInEventLoop()
         perform(.abort)
     }
 
@@ -333,6 +376,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
 
     /// A heartbeat or a close grace of this connection is due (``ConnectionTimers``).
     package func timerExpired(_ timers: ConnectionTimers<WebSocketConnectionHandler>) {
+        timers.eventLoop.assertInEventLoop()
         guard let drains = writer?.loopDrains else { return }
         if timers === drains.heartbeats.value {
             heartbeatDue()

@@ -2,11 +2,11 @@ import NIOCore
 import NIOWebSocket
 
 /// What the connection handler does first with each frame the client sends, inside the handler rather than in
-/// handlers of their own before it (issue 17: every read walks every handler of the pipeline).
+/// handlers of their own before it (every read walks every handler of the pipeline).
 ///
 /// It refuses data frames that are not masked (RFC 6455 §5.1). And it joins a
-/// fragmented message (§5.4) with the rules and limits of NIO's `NIOWebSocketFrameAggregator`, which did it
-/// before: a continuation with no message to continue, or a new message before the last one ended, is refused
+/// fragmented message (§5.4) with the rules and limits of NIO's `NIOWebSocketFrameAggregator`, which it
+/// replaces: a continuation with no message to continue, or a new message before the last one ended, is refused
 /// (1002); a message in more than ``WebSocketConnectionHandler/maxFragments`` fragments, or longer than the
 /// message size, is refused (1009); the message being joined is forgotten on any of these. Control frames pass
 /// between fragments. What is kept of a message is a compact, unmasked copy: a fragment read from the socket is

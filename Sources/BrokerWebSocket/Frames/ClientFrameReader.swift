@@ -2,9 +2,9 @@ import NIOCore
 import NIOWebSocket
 
 /// Reads a client's WebSocket frames out of its socket's bytes, read after read, in the connection handler: what
-/// NIO's `ByteToMessageHandler(WebSocketFrameDecoder)` did in a handler of its own (issue 17: its hop, its
-/// `NIOAny` and its per-frame storage were a fifth of a publish's instructions), with its rules
-/// (``ClientFrameHeader``).
+/// NIO's `ByteToMessageHandler(WebSocketFrameDecoder)` does in a handler of its own (a handler of its own costs a
+/// hop, a `NIOAny` and a frame's storage on every publish: docs/BENCHMARKS.md, "Decisions that shaped the hot
+/// path"), with its rules (``ClientFrameHeader``).
 ///
 /// A frame that is whole in a read is handed over where it lies. The start of a frame whose end has not come yet
 /// is kept as a compact copy, not as a slice that would keep the socket's whole receive buffer alive; the next

@@ -22,9 +22,9 @@ package enum TextFrame {
     }
 
     /// The frame carrying `payload`, with where its payload starts: the header and the payload go into a buffer
-    /// of their exact size with one write (once per frame the hub makes, so on every publish's path; issue 17).
+    /// of their exact size with one write (once per frame the hub makes, so on every publish's path).
     /// - Parameter storage: a buffer to write the frame into instead of allocating one (the storage of the frame
-    ///   a channel's history just dropped: a publish then allocates and frees no buffer; issue 17). It is taken
+    ///   a channel's history just dropped: a publish then allocates and frees no buffer). It is taken
     ///   (`nil` afterwards); if a queued frame still shares it, copy-on-write gives this frame fresh storage.
     static func prepared(bytes payload: UnsafeRawBufferPointer, reusing storage: inout ByteBuffer?) -> PreparedFrame {
         let count = payload.count

@@ -15,9 +15,9 @@ import Synchronization
 /// While one of the loop's connections handles a frame (``readBegan()`` ... ``readEnded()``), drains asked for on
 /// the loop itself wait for the end of that frame instead of an `execute`: a position for a donor served by the
 /// volunteer's own loop is written as soon as the volunteer's frame is handled, as a bare NIO server writes it
-/// from its read, not after every other socket the loop found readable (issue 17: pairs' p99), and without a
-/// task. The drains still run after the hub call that asked for them returned, never inside it (no socket is
-/// written under a hub or outbox lock).
+/// from its read, not after every other socket the loop found readable (waiting for those sets the latency tail
+/// of a volunteer and donor on one loop), and without a task. The drains still run after the hub call that asked
+/// for them returned, never inside it (no socket is written under a hub or outbox lock).
 package final class LoopDrains: Sendable {
     /// An outbox to drain, with the writer it drains through.
     private struct Pending {
@@ -42,8 +42,14 @@ package final class LoopDrains: Sendable {
     let closeGraces: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
 
     /// How deep the loop is in its connections' frames (``readBegan()``), and whether drains were left for the
-    /// end of the outermost one. Touched on the loop only (checked in debug builds, as NIO checks its own
-    /// per-loop state): a `NIOLoopBoundBox` checked the thread twice per frame read, on every read.
+    /// end of the outermost one.
+    ///
+    /// `nonisolated(unsafe)`: only the loop's own thread touches it, so no two accesses can race.
+    /// ``readBegan()`` and ``readEnded()`` are called on the loop only and assert it (debug builds, as NIO checks
+    /// its own per-loop state); ``schedule(_:through:)`` touches it only once `eventLoop.inEventLoop` said it runs
+    /// there (in every build). No access spans a call: ``readEnded()`` drains after its own accesses end. A
+    /// `NIOLoopBoundBox` would check the thread in every build, twice per frame read (docs/BENCHMARKS.md,
+    /// "Decisions that shaped the hot path").
     nonisolated(unsafe) private var reads = Reads()
 
     private struct Reads {

@@ -74,7 +74,7 @@ package final class SocketWriter: Sendable {
         }
         if frameCount > 0 || close != nil || taken.pong != nil || taken.ping {
             // From the encoder down: the handlers above it hold no write back, and a flush from the channel would
-            // walk through each of them first (once per delivery; about 850 instructions of each fan-out delivery).
+            // walk through each of them first, on every delivery.
             output.flush()
         }
         if frameCount > 0 {

@@ -6,7 +6,7 @@ import Foundation
 /// (``ClusterKeys/channelKey(_:)``), sealed for that row, so the table holds no identity, no donation id and no
 /// coordinate in clear, and a sealed value moved to another row does not open.
 enum SealedLastPosition {
-    /// How long a stored last position stays: older rows are swept, and ignored by a node that starts. (Issue 12's
+    /// How long a stored last position stays: older rows are swept, and ignored by a node that starts. (The
     /// `max_position_age` default: a position this old is not delivered live anyway.)
     static let retentionSeconds = LastPosition.retentionSeconds
 

@@ -11,7 +11,8 @@ import ServiceLifecycle
 ///
 /// Hummingbird's own server hands every accepted socket to a task through an async sequence before anything is
 /// read from it: in a connect storm that task and the wake-ups between the event loops and the concurrency pool
-/// were 15 to 18 % of the broker's time (issue 17, docs/BENCHMARKS.md). Everything else it did is kept: the
+/// take a large share of the broker's time (docs/BENCHMARKS.md, "Decisions that shaped the hot path"). Everything
+/// else it does is kept: the
 /// backlog, `SO_REUSEADDR`, half-closure, and the graceful shutdown (stop accepting, ask every connection to
 /// finish, wait for the HTTP requests being answered; ``QuiescingHTTPConnections``).
 struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == BrokerServerChannel.Value {

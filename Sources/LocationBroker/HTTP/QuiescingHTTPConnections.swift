@@ -6,8 +6,8 @@ import Synchronization
 /// stops.
 ///
 /// Only HTTP connections are kept here: a WebSocket is closed by the drain (`ConnectionDrainService`) before the
-/// listener stops, and keeping every accepted socket in a set, as NIO's `ServerQuiescingHelper` does, cost 3 % of
-/// a connect storm's time (issue 17).
+/// listener stops, and keeping every accepted socket in a set, as NIO's `ServerQuiescingHelper` does, would add
+/// work to every connect that shows in a connect storm's time.
 final class QuiescingHTTPConnections: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]

@@ -180,7 +180,7 @@ extension BrokerMetrics: HubMetrics {
 
 extension BrokerMetrics {
     /// `broker_frames_in_total`'s counters, one per `type` label, held as fields: counting a frame is an atomic
-    /// add, not a string hashed and a dictionary searched per frame (issue 17).
+    /// add, not a string hashed and a dictionary searched per frame.
     struct FramesIn: Sendable {
         let publish: Counter
         let subscribe: Counter
