@@ -136,7 +136,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
         outbox.setOwner(NIOLoopBound(self, eventLoop: eventLoop))
         let connection = hub.connect(opening.identity, sink: outbox, logger: opening.logger)
         let writer = SocketWriter(
-            channel: context.channel, encoderContext: encoderContext, metrics: messages.metrics, loopDrains: messages.loopDrains.drains(for: eventLoop))
+            channel: context.channel, encoderContext: encoderContext, loopDrains: messages.loopDrains.drains(for: eventLoop))
         self.phase = .serving(connection, outbox)
         self.writer = writer
         connection.debug("websocket open")

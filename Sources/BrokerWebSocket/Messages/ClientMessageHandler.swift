@@ -16,7 +16,7 @@ package final class ClientMessageHandler: Sendable {
     /// closed (4009) and the refusal is not answered.
     let refusals: RefusalBudget
     /// The per-event-loop state of the connections: their socket drains and their timers.
-    let loopDrains = LoopDrainRegistry()
+    let loopDrains: LoopDrainRegistry
 
     /// - Parameter invalidFramesPerMinute: the budget of each identity, when `refusals` is not given.
     package init(
@@ -27,6 +27,7 @@ package final class ClientMessageHandler: Sendable {
         self.clock = clock
         self.heartbeatSeconds = heartbeatSeconds
         self.refusals = refusals ?? RefusalBudget(perMinute: invalidFramesPerMinute, clock: clock)
+        loopDrains = LoopDrainRegistry(metrics: metrics)
     }
 
     /// Greets a new connection with its identity and the heartbeat.

@@ -57,9 +57,14 @@ package final class LoopDrains: Sendable {
         var drainOwed = false
     }
 
+    /// What the loop's writers count. Held here, once per loop, rather than by each connection's writer: an
+    /// existential is five words, and every idle connection would carry them.
+    let metrics: any WebSocketMetrics
+
     /// Made on `eventLoop`.
-    init(eventLoop: any EventLoop) {
+    init(eventLoop: any EventLoop, metrics: any WebSocketMetrics) {
         self.eventLoop = eventLoop
+        self.metrics = metrics
         heartbeats = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
         closeGraces = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
     }
@@ -115,15 +120,18 @@ package final class LoopDrains: Sendable {
 /// One ``LoopDrains`` per event loop, found when a connection is opened (on its loop).
 package final class LoopDrainRegistry: Sendable {
     private let byLoop = Mutex<[ObjectIdentifier: LoopDrains]>([:])
+    private let metrics: any WebSocketMetrics
 
-    init() {}
+    init(metrics: any WebSocketMetrics) {
+        self.metrics = metrics
+    }
 
     /// The drains of `eventLoop`, made the first time it is asked for. On `eventLoop` only.
     func drains(for eventLoop: any EventLoop) -> LoopDrains {
         byLoop.withLock { byLoop in
             let key = ObjectIdentifier(eventLoop)
             if let drains = byLoop[key] { return drains }
-            let drains = LoopDrains(eventLoop: eventLoop)
+            let drains = LoopDrains(eventLoop: eventLoop, metrics: metrics)
             byLoop[key] = drains
             return drains
         }

@@ -17,17 +17,15 @@ package final class SocketWriter: Sendable {
     /// Where complete frames are written: the context of the pipeline's WebSocket frame encoder, so that they
     /// go to the socket (or TLS) below it as they are, without a header built for each delivery.
     private let framedOutput: NIOLoopBound<ChannelHandlerContext>
-    private let metrics: any WebSocketMetrics
     /// The per-loop state of the channel's event loop: its drains and its connections' timers.
     let loopDrains: LoopDrains
 
     /// - Parameters:
     ///   - encoderContext: the context of the channel's `WebSocketFrameEncoder`.
     ///   - loopDrains: the drains of the channel's event loop.
-    init(channel: any Channel, encoderContext: ChannelHandlerContext, metrics: any WebSocketMetrics, loopDrains: LoopDrains) {
+    init(channel: any Channel, encoderContext: ChannelHandlerContext, loopDrains: LoopDrains) {
         self.channel = channel
         self.framedOutput = NIOLoopBound(encoderContext, eventLoop: channel.eventLoop)
-        self.metrics = metrics
         self.loopDrains = loopDrains
     }
 
@@ -78,7 +76,7 @@ package final class SocketWriter: Sendable {
             output.flush()
         }
         if frameCount > 0 {
-            metrics.framesWritten(frameCount)
+            loopDrains.metrics.framesWritten(frameCount)
         }
     }
 }
