@@ -57,9 +57,9 @@ package final class LoopDrains: Sendable {
         var drainOwed = false
     }
 
-    /// What the loop's writers count. Held here, once per loop, rather than by each connection's writer: an
-    /// existential is five words, and every idle connection would carry them.
-    let metrics: any WebSocketMetrics
+    /// What the loop's writers count. Held here, once per loop, rather than by each connection's writer, which
+    /// every idle connection would carry.
+    private let metrics: any WebSocketMetrics
 
     /// Made on `eventLoop`.
     init(eventLoop: any EventLoop, metrics: any WebSocketMetrics) {
@@ -67,6 +67,11 @@ package final class LoopDrains: Sendable {
         self.metrics = metrics
         heartbeats = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
         closeGraces = NIOLoopBound(ConnectionTimers(eventLoop: eventLoop), eventLoop: eventLoop)
+    }
+
+    /// Counts `count` frames handed to one socket in one write.
+    func countWritten(_ count: Int) {
+        metrics.framesWritten(count)
     }
 
     /// Asks for `outbox` to drain through `writer` on this loop soon (from any thread).

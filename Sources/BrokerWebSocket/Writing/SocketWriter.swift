@@ -76,7 +76,7 @@ package final class SocketWriter: Sendable {
             output.flush()
         }
         if frameCount > 0 {
-            loopDrains.metrics.framesWritten(frameCount)
+            loopDrains.countWritten(frameCount)
         }
     }
 }
