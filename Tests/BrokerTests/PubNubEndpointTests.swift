@@ -1,0 +1,191 @@
+import BrokerClient
+import BrokerProtocol
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import XCTest
+
+@testable import BrokerCore
+@testable import BrokerTestSupport
+@testable import LocationBroker
+
+/// The PubNub-compatible endpoints against a live broker, as an attacker would try them: someone else's channel,
+/// no token or a `uuid` that names the donor, a donation that ended or paused, too many held polls.
+final class PubNubEndpointTests: XCTestCase {
+    private let volunteerID = "vol@example.org"
+    private let donorID = "donor@example.org"
+
+    private struct Answer {
+        let status: HTTPResponse.Status
+        let json: Any
+        let text: String
+    }
+
+    private func get(_ live: LiveBroker, _ path: String) async throws -> Answer {
+        let response = try await live.request(.get, path)
+        let text = String(buffer: response.body ?? ByteBuffer())
+        return Answer(status: response.status, json: (try? JSONSerialization.jsonObject(with: Data(text.utf8))) ?? NSNull(), text: text)
+    }
+
+    private func subscribe(_ live: LiveBroker, channel: String, tt: String, token: String?) async throws -> Answer {
+        let auth = token.map { "&auth=\($0)" } ?? ""
+        return try await get(live, "/v2/subscribe/sub-key/\(channel)/0?tt=\(tt)&tr=0&uuid=\(donorID)&pnsdk=test\(auth)")
+    }
+
+    /// The next timetoken of a subscribe's answer, and its messages' `d`.
+    private func parsed(_ answer: Answer, file: StaticString = #filePath, line: UInt = #line) throws -> (tt: String, messages: [[String: Any]]) {
+        XCTAssertEqual(answer.status, .ok, answer.text, file: file, line: line)
+        let body = try XCTUnwrap(answer.json as? [String: Any], answer.text, file: file, line: line)
+        let t = try XCTUnwrap(body["t"] as? [String: Any], file: file, line: line)
+        let messages = try XCTUnwrap(body["m"] as? [[String: Any]], file: file, line: line)
+        return (try XCTUnwrap(t["t"] as? String, file: file, line: line), messages.compactMap { $0["d"] as? [String: Any] })
+    }
+
+    private func assertAccessDenied(_ answer: Answer, channel: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(answer.status, .forbidden, answer.text, file: file, line: line)
+        let body = answer.json as? [String: Any]
+        XCTAssertEqual(body?["status"] as? Int, 403, file: file, line: line)
+        XCTAssertEqual(body?["error"] as? Bool, true, file: file, line: line)
+        XCTAssertEqual(body?["service"] as? String, "Access Manager", file: file, line: line)
+        XCTAssertEqual((body?["payload"] as? [String: Any])?["channels"] as? [String], [channel], file: file, line: line)
+    }
+
+    private func publish(_ live: LiveBroker, channel: String, _ message: String, token: String) async throws -> Answer {
+        let encoded = message.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return try await get(live, "/publish/pub-key/sub-key/0/\(channel)/0/\(encoded)?auth=\(token)&uuid=\(volunteerID)")
+    }
+
+    func testTheDonorReceivesAfterItsTimetokenAndIsDeniedOnceTheDonationIsDelivered() async throws {
+        try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
+            try await live.put("d-1", state: .beingLookedFor)
+            let donor = try await LiveBroker.token(donorID)
+            let handshake = try parsed(try await subscribe(live, channel: volunteerID, tt: "0", token: donor))
+            XCTAssertEqual(handshake.messages.count, 0, "a handshake gives the timetoken only")
+
+            let volunteer = try await LiveBroker.token(volunteerID)
+            let sent = try await publish(live, channel: volunteerID, #"{"latitude":-34.6,"longitude":-58.38,"ts":\#(WallClock.system.now() / 1000),"extra":"secret"}"#, token: volunteer)
+            XCTAssertEqual(sent.status, .ok, sent.text)
+            let sentTimetoken = try XCTUnwrap((sent.json as? [Any])?[2] as? String)
+
+            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: handshake.tt, token: donor))
+            XCTAssertEqual(polled.tt, sentTimetoken, "the next timetoken is the seq of the last position given")
+            XCTAssertEqual(polled.messages.count, 1)
+            XCTAssertEqual(polled.messages.first?["lat"] as? Double, -34.6)
+            XCTAssertEqual(polled.messages.first?["lng"] as? Double, -58.38)
+            XCTAssertNil(polled.messages.first?["extra"], "nothing but the position reaches the donor")
+
+            let empty = try parsed(try await subscribe(live, channel: volunteerID, tt: polled.tt, token: donor))
+            XCTAssertEqual(empty.messages.count, 0, "nothing twice")
+            XCTAssertEqual(empty.tt, polled.tt)
+
+            try await live.put("d-1", state: .pickedByVolunteer)
+            try await live.put("d-1", state: .beingTakenTo)
+            try await live.put("d-1", state: .delivered)
+            assertAccessDenied(try await subscribe(live, channel: volunteerID, tt: polled.tt, token: donor), channel: volunteerID)
+            assertAccessDenied(try await subscribe(live, channel: volunteerID, tt: "1", token: donor), channel: volunteerID)
+        }
+    }
+
+    func testAnotherDonorNoTokenAndAUUIDNamingTheDonorAreAllDenied() async throws {
+        try await withLiveBroker { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            let stranger = try await LiveBroker.token("mallory@example.org")
+            assertAccessDenied(try await subscribe(live, channel: volunteerID, tt: "0", token: stranger), channel: volunteerID)
+            assertAccessDenied(try await subscribe(live, channel: volunteerID, tt: "1", token: stranger), channel: volunteerID)
+            // The same answer for a channel nobody publishes on: a refusal tells nothing about other people's donations.
+            assertAccessDenied(try await subscribe(live, channel: "nobody@example.org", tt: "0", token: stranger), channel: "nobody@example.org")
+            // The uuid is the SDK's device name, never an identity.
+            let anonymous = try await subscribe(live, channel: volunteerID, tt: "1", token: nil)
+            XCTAssertEqual(anonymous.status, .forbidden, anonymous.text)
+            let forged = try await subscribe(live, channel: volunteerID, tt: "1", token: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJkb25vckBleGFtcGxlLm9yZyJ9.")
+            XCTAssertEqual(forged.status, .forbidden, forged.text)
+            // The volunteer may not watch their own channel either: only a donor may.
+            let volunteer = try await LiveBroker.token(volunteerID)
+            assertAccessDenied(try await subscribe(live, channel: volunteerID, tt: "0", token: volunteer), channel: volunteerID)
+        }
+    }
+
+    func testAPublishOnAnotherChannelOrOutOfRangeIsRefusedAndReachesNobody() async throws {
+        try await withLiveBroker { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            let watcher = try await live.connect(donorID)
+            try await watcher.send(.subscribe(.init(id: "s1", target: .donation("d-1"))))
+            guard case .subscribed = try await watcher.next() else { return XCTFail("not subscribed") }
+            // The donor tries to publish as the volunteer.
+            let donor = try await LiveBroker.token(donorID)
+            assertAccessDenied(try await publish(live, channel: volunteerID, #"{"lat":1,"lng":2}"#, token: donor), channel: volunteerID)
+            let volunteer = try await LiveBroker.token(volunteerID)
+            let outOfRange = try await publish(live, channel: volunteerID, #"{"lat":91,"lng":2}"#, token: volunteer)
+            XCTAssertEqual(outOfRange.status, .badRequest, outOfRange.text)
+            XCTAssertEqual((outOfRange.json as? [String: Any])?["code"] as? String, "invalid-position")
+            let twoSpellings = try await publish(live, channel: volunteerID, #"{"lat":1,"latitude":1,"lng":2}"#, token: volunteer)
+            XCTAssertEqual(twoSpellings.status, .badRequest, twoSpellings.text)
+            let future = try await publish(live, channel: volunteerID, #"{"lat":1,"lng":2,"timestamp":\#(WallClock.system.now() + 3_600_000)}"#, token: volunteer)
+            XCTAssertEqual(future.status, .badRequest, future.text)
+            let notAnObject = try await publish(live, channel: volunteerID, #""hello""#, token: volunteer)
+            XCTAssertEqual(notAnObject.status, .badRequest, notAnObject.text)
+            try await watcher.expectNothingPending()
+            await watcher.close()
+        }
+    }
+
+    func testAPauseShowsNothingAndItsTimetokenTellsNothing() async throws {
+        try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
+            try await live.put("d-1", state: .beingLookedFor)
+            try await live.put("d-1", state: .pickedByVolunteer)
+            let volunteer = try await LiveBroker.token(volunteerID)
+            let sent = try await publish(live, channel: volunteerID, #"{"lat":-34.6,"lng":-58.38}"#, token: volunteer)
+            XCTAssertEqual(sent.status, .ok, sent.text)
+            let donor = try await LiveBroker.token(donorID)
+            let handshake = try parsed(try await subscribe(live, channel: volunteerID, tt: "0", token: donor))
+            XCTAssertEqual(handshake.tt, "1", "the handshake does not reveal the volunteer's seq during a pause")
+            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: "1", token: donor))
+            XCTAssertEqual(polled.messages.count, 0)
+            XCTAssertEqual(polled.tt, "1")
+        }
+    }
+
+    func testHeldPollsAreBoundedPerIdentity() async throws {
+        try await withLiveBroker({
+            $0.pubNubHoldSeconds = 3
+            $0.pubNubMaxPollsPerIdentity = 1
+        }) { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            let donor = try await LiveBroker.token(donorID)
+            let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=1&auth=\(donor)"
+            let held = Task { try await live.request(.get, path) }
+            // The first poll is held (nothing to answer); a second one of the same identity is refused at once.
+            var refused: Answer?
+            for _ in 0..<50 {
+                let second = try await subscribe(live, channel: volunteerID, tt: "1", token: donor)
+                if second.status == .tooManyRequests {
+                    refused = second
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            XCTAssertEqual(refused?.status, .tooManyRequests)
+            let ended = try await held.value
+            let text = String(buffer: ended.body ?? ByteBuffer())
+            XCTAssertEqual(ended.status, .ok, text)
+            XCTAssertTrue(text.hasSuffix(#""m":[]}"#), "the held poll ends empty: \(text)")
+        }
+    }
+
+    func testTimeLeaveAndHeartbeatAnswerInPubNubsFormat() async throws {
+        try await withLiveBroker { live in
+            let time = try await get(live, "/time/0")
+            let timetoken = try XCTUnwrap(((time.json as? [Any])?.first as? NSNumber)?.int64Value)
+            XCTAssertEqual(Double(timetoken) / 10_000, Double(WallClock.system.now()), accuracy: 60_000)
+            let donor = try await LiveBroker.token(donorID)
+            let leave = try await get(live, "/v2/presence/sub-key/sub-key/channel/\(volunteerID)/leave?auth=\(donor)&uuid=x")
+            XCTAssertEqual(leave.status, .ok, leave.text)
+            XCTAssertEqual((leave.json as? [String: Any])?["action"] as? String, "leave")
+            let heartbeat = try await get(live, "/v2/presence/sub-key/sub-key/channel/\(volunteerID)/heartbeat?auth=\(donor)&heartbeat=300")
+            XCTAssertEqual(heartbeat.status, .ok, heartbeat.text)
+            let anonymous = try await get(live, "/v2/presence/sub-key/sub-key/channel/\(volunteerID)/leave?uuid=x")
+            XCTAssertEqual(anonymous.status, .forbidden, anonymous.text)
+        }
+    }
+}
