@@ -156,8 +156,8 @@ let package = Package(
                 "BrokerCore",
                 "BrokerAuth",
                 "BrokerHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

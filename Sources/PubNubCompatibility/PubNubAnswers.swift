@@ -1,6 +1,8 @@
 import BrokerProtocol
 import Foundation
+import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// The bodies PubNub's SDKs parse: a publish's `[1,"Sent","<timetoken>"]`, a subscribe's `{"t":..,"m":[..]}`,
 /// `/time/0`'s `[<timetoken>]`, presence's `{"status":200,..}`, and errors as PubNub's services write them
@@ -10,7 +12,7 @@ enum PubNubAnswers {
     private static let headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
 
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+        Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     private struct ErrorBody: Encodable {

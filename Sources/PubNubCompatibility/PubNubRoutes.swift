@@ -3,6 +3,7 @@ import BrokerCore
 import BrokerHTTP
 import BrokerProtocol
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -61,7 +62,7 @@ package struct PubNubRoutes: Sendable {
         router.post("publish/:pubKey/:subKey/0/:channel/:callback") { request, context in
             do {
                 let body = try await request.body.collect(upTo: maxBodyBytes)
-                return await publish(request, context, message: Data(buffer: body))
+                return await publish(request, context, message: Data(body.readableBytesView))
             } catch is NIOTooManyBytesError {
                 return refuse(.contentTooLarge, .init(.tooLarge, "the body is larger than \(maxBodyBytes) bytes"))
             } catch {
@@ -85,35 +86,41 @@ package struct PubNubRoutes: Sendable {
         return PubNubAnswers.error(status, error, channels: channels)
     }
 
+    /// Who sent a request: the identity of its token, or the answer that refuses it.
+    private enum Caller {
+        case verified(VerifiedIdentity)
+        case refused(Response)
+    }
+
     /// The identity of the request's `auth` token, or the answer that refuses it. A refused token is charged to
     /// the address; an address past its budget is refused before its token is read.
-    private func identity(of request: Request, _ context: BrokerRequestContext) -> Result<VerifiedIdentity, Response> {
+    private func identity(of request: Request, _ context: BrokerRequestContext) -> Caller {
         if isDraining() {
-            return .failure(refuse(.serviceUnavailable, .init(.unavailable, "the broker is shutting down; retry shortly")))
+            return .refused(refuse(.serviceUnavailable, .init(.unavailable, "the broker is shutting down; retry shortly")))
         }
         if let address = context.remoteAddress, budgets.addressExhausted(address) {
-            return .failure(
+            return .refused(
                 refuse(.tooManyRequests, .init(.limitReached, "too many refused requests from your address; retry in \(budgets.secondsPerRefusal) s")))
         }
         guard let token = request.uri.queryParameters.get("auth"), !token.isEmpty else {
             if let address = context.remoteAddress { budgets.chargeAddress(address) }
-            return .failure(refuse(.forbidden, .init(.unauthorized, "no auth key: set the SDK's authKey to your broker token")))
+            return .refused(refuse(.forbidden, .init(.unauthorized, "no auth key: set the SDK's authKey to your broker token")))
         }
         switch verifier.verify(token) {
         case .failure(let error) where error.code == .unavailable:
-            return .failure(refuse(.serviceUnavailable, error))
+            return .refused(refuse(.serviceUnavailable, error))
         case .failure(let error):
             if let address = context.remoteAddress { budgets.chargeAddress(address) }
             // 403, not 401: PubNub's SDKs report a 403 as access denied and stop retrying.
-            return .failure(refuse(.forbidden, error))
+            return .refused(refuse(.forbidden, error))
         case .success(let verified):
             if budgets.identityExhausted(verified.identity) {
-                return .failure(
+                return .refused(
                     refuse(
                         .tooManyRequests,
                         .init(.limitReached, "\(verified.identity) was refused too often; retry in \(budgets.secondsPerRefusal) s")))
             }
-            return .success(verified)
+            return .verified(verified)
         }
     }
 
@@ -135,8 +142,8 @@ package struct PubNubRoutes: Sendable {
     private func publish(_ request: Request, _ context: BrokerRequestContext, message: Data?) async -> Response {
         let verified: VerifiedIdentity
         switch identity(of: request, context) {
-        case .failure(let refusal): return refusal
-        case .success(let found): verified = found
+        case .refused(let refusal): return refusal
+        case .verified(let found): verified = found
         }
         let identity = verified.identity
         let channel = context.parameters.get("channel")?.removingPercentEncoding ?? ""
@@ -173,8 +180,8 @@ package struct PubNubRoutes: Sendable {
     private func subscribe(_ request: Request, _ context: BrokerRequestContext) async -> Response {
         let verified: VerifiedIdentity
         switch identity(of: request, context) {
-        case .failure(let refusal): return refusal
-        case .success(let found): verified = found
+        case .refused(let refusal): return refusal
+        case .verified(let found): verified = found
         }
         let identity = verified.identity
         let names = Self.channels(context.parameters.get("channels"))
@@ -238,7 +245,7 @@ package struct PubNubRoutes: Sendable {
                 let answered = polled.positions.prefix(Self.maxMessagesPerAnswer)
                 return PubNubAnswers.subscribe(
                     timetoken: answered.last?.seq ?? timetoken, channel: channel, subscribeKey: subscribeKey,
-                    messages: answered.map { ($0.seq, PubNubPosition.message($0.position)) })
+                    messages: answered.map { (seq: $0.seq, payload: PubNubPosition.message($0.position)) })
             case .success:
                 break
             }
@@ -256,8 +263,8 @@ package struct PubNubRoutes: Sendable {
     /// publishing, not the SDK's presence.
     private func presence(_ request: Request, _ context: BrokerRequestContext, action: String?) async -> Response {
         switch identity(of: request, context) {
-        case .failure(let refusal): return refusal
-        case .success: return PubNubAnswers.presence(action: action)
+        case .refused(let refusal): return refusal
+        case .verified: return PubNubAnswers.presence(action: action)
         }
     }
 }
