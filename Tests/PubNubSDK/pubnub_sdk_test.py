@@ -175,6 +175,7 @@ class SDK:
         self.pubnub = PubNub(config)
         self.listener = Listener()
         self.pubnub.add_listener(self.listener)
+        self.stopped = False
 
     def publish(self, message, channel=None):
         return self.pubnub.publish().channel(channel or self.identity).message(message).sync()
@@ -186,6 +187,11 @@ class SDK:
         builder.execute()
 
     def stop(self):
+        """Unsubscribes (the SDK sends leave) and stops the SDK's threads; once (the SDK's unsubscribe_all fails
+        when called twice)."""
+        if self.stopped:
+            return
+        self.stopped = True
         try:
             self.pubnub.unsubscribe_all()
         finally:
