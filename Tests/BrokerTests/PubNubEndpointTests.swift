@@ -18,6 +18,7 @@ final class PubNubEndpointTests: XCTestCase {
 
     private struct Answer {
         let status: HTTPResponse.Status
+        let headers: [String: String]
         let json: Any
         let text: String
     }
@@ -25,7 +26,8 @@ final class PubNubEndpointTests: XCTestCase {
     private func get(_ live: LiveBroker, _ path: String) async throws -> Answer {
         let response = try await live.request(.get, path)
         let text = String(buffer: response.body ?? ByteBuffer())
-        return Answer(status: response.status, json: (try? JSONSerialization.jsonObject(with: Data(text.utf8))) ?? NSNull(), text: text)
+        let headers = Dictionary(response.headers.map { ($0.name.canonicalName, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return Answer(status: response.status, headers: headers, json: (try? JSONSerialization.jsonObject(with: Data(text.utf8))) ?? NSNull(), text: text)
     }
 
     private func subscribe(_ live: LiveBroker, channel: String, tt: String, token: String?) async throws -> Answer {
@@ -130,6 +132,22 @@ final class PubNubEndpointTests: XCTestCase {
         }
     }
 
+    func testADonorWhoseWindowOpenedLaterSeesNothingKeptBeforeItForAnotherDonor() async throws {
+        try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
+            try await live.put("d-early", donor: "early@example.org", state: .beingLookedFor)
+            let volunteer = try await LiveBroker.token(volunteerID)
+            let before = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38}"#, token: volunteer)
+            XCTAssertEqual(before.headers["x-location-broker-tracking"], "true", before.text)
+            try await Task.sleep(for: .milliseconds(2_100))  // past window_tolerance_ms (2 s)
+            try await live.put("d-1", state: .beingLookedFor)
+            let donor = try await LiveBroker.token(donorID)
+            // A timetoken from before everything: the attacker asks for all the channel has kept.
+            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: "1", token: donor))
+            XCTAssertEqual(polled.messages.count, 0, "a fix kept for another donor before this window opened: \(polled.messages)")
+            XCTAssertEqual(polled.tt, "1")
+        }
+    }
+
     func testAPauseShowsNothingAndItsTimetokenTellsNothing() async throws {
         try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
             try await live.put("d-1", state: .beingLookedFor)
@@ -154,22 +172,36 @@ final class PubNubEndpointTests: XCTestCase {
             try await live.put("d-1", state: .beingTakenTo)
             let donor = try await LiveBroker.token(donorID)
             let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=1&auth=\(donor)"
-            let held = Task { try await live.request(.get, path) }
-            // The first poll is held (nothing to answer); a second one of the same identity is refused at once.
-            var refused: Answer?
-            for _ in 0..<50 {
-                let second = try await subscribe(live, channel: volunteerID, tt: "1", token: donor)
-                if second.status == .tooManyRequests {
-                    refused = second
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            XCTAssertEqual(refused?.status, .tooManyRequests)
-            let ended = try await held.value
-            let text = String(buffer: ended.body ?? ByteBuffer())
-            XCTAssertEqual(ended.status, .ok, text)
-            XCTAssertTrue(text.hasSuffix(#""m":[]}"#), "the held poll ends empty: \(text)")
+            // Two polls at once: whichever comes first is held (nothing to answer) for 3 s, the other refused at once.
+            let first = Task { try await live.request(.get, path) }
+            let second = Task { try await live.request(.get, path) }
+            let answers = [try await first.value, try await second.value]
+            let texts = answers.map { String(buffer: $0.body ?? ByteBuffer()) }
+            XCTAssertEqual(Set(answers.map(\.status)), [.ok, .tooManyRequests], "\(texts)")
+            XCTAssertTrue(texts.contains { $0.hasSuffix(#""m":[]}"#) }, "the held poll ends empty: \(texts)")
+            XCTAssertTrue(texts.contains { $0.contains(#""code":"limit-reached""#) }, "\(texts)")
+        }
+    }
+
+    func testAShutdownAnswersAHeldPollInsteadOfHoldingItsTime() async throws {
+        let live = try await LiveBroker.start { $0.pubNubHoldSeconds = 120 }
+        do {
+            try await live.put("d-1", state: .beingTakenTo)
+            let donor = try await LiveBroker.token(donorID)
+            let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=1&auth=\(donor)"
+            let port = live.port
+            let held = Task { try await LiveBroker.request(port: port, .get, path) }
+            try await Task.sleep(for: .milliseconds(500))
+            let started = ContinuousClock.now
+            let stopping = Task { try await live.stop() }
+            let answer = try await held.value
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(30), "answered at the drain, not after the 120 s hold")
+            XCTAssertEqual(answer.status, .ok)
+            XCTAssertTrue(String(buffer: answer.body ?? ByteBuffer()).hasSuffix(#""m":[]}"#))
+            try await stopping.value
+        } catch {
+            try? await live.stop()
+            throw error
         }
     }
 

@@ -79,4 +79,19 @@ final class PolledPositionsTests: XCTestCase {
         XCTAssertEqual(seqs(try fixture.hub.positions(on: fixture.volunteer, after: 0, for: "other@example.org").get()), [kept])
         XCTAssertEqual(try fixture.hub.positions(on: fixture.volunteer, after: 0, for: fixture.donor).get().positions, [])
     }
+
+    func testAFixKeptForAnotherDonorBeforeThisDonorsWindowOpenedIsNotRead() throws {
+        let fixture = HubFixture()
+        fixture.move("d-2", to: .beingLookedFor, donor: "other@example.org")
+        let earlier = try XCTUnwrap(try fixture.publish().get().seq)
+        fixture.clock.advance(by: 10_000)
+        fixture.move("d-1", to: .beingLookedFor)
+        fixture.clock.advance(by: 1_000)
+        let later = try XCTUnwrap(try fixture.publish().get().seq)
+        XCTAssertEqual(seqs(try fixture.hub.positions(on: fixture.volunteer, after: 0, for: "other@example.org").get()), [earlier, later])
+        let mine = try fixture.hub.positions(on: fixture.volunteer, after: 0, for: fixture.donor).get()
+        XCTAssertEqual(seqs(mine), [later], "only what was kept for this donor's own window")
+        XCTAssertEqual(mine.latestVisibleSeq, later)
+        XCTAssertEqual(try fixture.hub.positions(on: fixture.volunteer, after: .max, for: fixture.donor).get().latestVisibleSeq, later)
+    }
 }
