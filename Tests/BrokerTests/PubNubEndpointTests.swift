@@ -205,6 +205,38 @@ final class PubNubEndpointTests: XCTestCase {
         }
     }
 
+    func testGuessesSpendTheWebSocketsRefusalBudgets() async throws {
+        try await withLiveBroker({
+            $0.maxRefusedUpgradesPerMinute = 2
+            $0.maxInvalidFramesPerMinute = 2
+        }) { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            // Bad tokens are charged to the address: past its budget, no token is even read.
+            for _ in 0..<2 {
+                let refused = try await subscribe(live, channel: volunteerID, tt: "0", token: "not-a-token")
+                XCTAssertEqual(refused.status, .forbidden, refused.text)
+            }
+            let donor = try await LiveBroker.token(donorID)
+            let locked = try await subscribe(live, channel: volunteerID, tt: "0", token: donor)
+            XCTAssertEqual(locked.status, .tooManyRequests, locked.text)
+        }
+        try await withLiveBroker({ $0.maxInvalidFramesPerMinute = 2 }) { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            // Refused subscribes are charged to the identity: past its budget, it learns nothing more.
+            let stranger = try await LiveBroker.token("mallory@example.org")
+            for channel in ["a@example.org", "b@example.org"] {
+                let refused = try await subscribe(live, channel: channel, tt: "0", token: stranger)
+                XCTAssertEqual(refused.status, .forbidden, refused.text)
+            }
+            let locked = try await subscribe(live, channel: volunteerID, tt: "0", token: stranger)
+            XCTAssertEqual(locked.status, .tooManyRequests, locked.text)
+            // Another identity from the same address is not held back.
+            let donor = try await LiveBroker.token(donorID)
+            let other = try await subscribe(live, channel: volunteerID, tt: "0", token: donor)
+            XCTAssertEqual(other.status, .ok, other.text)
+        }
+    }
+
     func testTimeLeaveAndHeartbeatAnswerInPubNubsFormat() async throws {
         try await withLiveBroker { live in
             let time = try await get(live, "/time/0")
