@@ -231,7 +231,8 @@ package struct PubNubRoutes: Sendable {
 
     /// Answers the positions after `timetoken` as soon as there are some; holds the request until then, or until
     /// ``hold`` has passed (empty, the same timetoken), the token expires or the donation stops allowing it (403),
-    /// or the broker drains (empty).
+    /// or the broker drains (empty). A timetoken above every position the caller may see (other than `1`) is
+    /// answered at once as a handshake.
     private func longPoll(channel: String, after timetoken: Int64, identity verified: VerifiedIdentity, subscribeKey: String) async -> Response {
         let deadline = ContinuousClock.now.advanced(by: hold)
         while true {
@@ -246,6 +247,13 @@ package struct PubNubRoutes: Sendable {
                 return PubNubAnswers.subscribe(
                     timetoken: answered.last?.seq ?? timetoken, channel: channel, subscribeKey: subscribeKey,
                     messages: answered.map { (seq: $0.seq, payload: PubNubPosition.message($0.position)) })
+            case .success(let polled) where timetoken != 1 && timetoken > (polled.latestVisibleSeq ?? 0):
+                // Not a timetoken of a position the caller may see now: one from PubNub itself or `/time/0`, another
+                // channel's, or one whose positions a pause purged. Answered as a handshake, at once, from what the
+                // caller may see only (so it reveals nothing of the channel's other seqs); waiting for the channel's
+                // seqs to pass it could take forever.
+                return PubNubAnswers.subscribe(
+                    timetoken: polled.latestVisibleSeq ?? 1, channel: channel, subscribeKey: subscribeKey, messages: [])
             case .success:
                 break
             }

@@ -148,6 +148,31 @@ final class PubNubEndpointTests: XCTestCase {
         }
     }
 
+    func testATimetokenFromPubNubOrTheTimeEndpointStartsFromNowInsteadOfWaitingForever() async throws {
+        try await withLiveBroker({ $0.pubNubHoldSeconds = 30 }) { live in
+            try await live.put("d-1", state: .beingLookedFor)
+            let volunteer = try await LiveBroker.token(volunteerID)
+            let kept = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38}"#, token: volunteer)
+            let keptTimetoken = try XCTUnwrap((kept.json as? [Any])?[2] as? String)
+            let donor = try await LiveBroker.token(donorID)
+            let time = try await get(live, "/time/0")
+            let now = try XCTUnwrap(((time.json as? [Any])?.first as? NSNumber)?.int64Value)
+            // Answered at once (not after the 30 s hold) with where the caller stands.
+            let started = ContinuousClock.now
+            let restarted = try parsed(try await subscribe(live, channel: volunteerID, tt: "\(now)", token: donor))
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+            XCTAssertEqual(restarted.messages.count, 0)
+            XCTAssertEqual(restarted.tt, keptTimetoken)
+            // And from there on, as after a handshake.
+            let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=\(restarted.tt)&auth=\(donor)"
+            let next = Task { try await live.request(.get, path) }
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await publish(live, channel: volunteerID, #"{"lat":-34.51,"lng":-58.38}"#, token: volunteer)
+            let answer = try await next.value
+            XCTAssertTrue(String(buffer: answer.body ?? ByteBuffer()).contains("-34.51"), String(buffer: answer.body ?? ByteBuffer()))
+        }
+    }
+
     func testAPauseShowsNothingAndItsTimetokenTellsNothing() async throws {
         try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
             try await live.put("d-1", state: .beingLookedFor)
