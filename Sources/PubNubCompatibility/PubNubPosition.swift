@@ -2,7 +2,7 @@ import BrokerProtocol
 import Foundation
 
 /// The message of a PubNub publish read as a position, and a kept position written as the message a PubNub
-/// subscriber receives.
+/// subscriber receives, in the shape its volunteer publishes in.
 ///
 /// Accepted: a JSON object with the coordinates as `lat`/`lng`, `lat`/`lon` or `latitude`/`longitude`
 /// (degrees); optionally when the fix was taken as `timestamp`, `ts` or `time` (a number below 10^11 is seconds
@@ -26,18 +26,18 @@ package enum PubNubPosition {
         let heading: Double?
     }
 
-    /// The one value of a field that has several spellings, or why there is not one.
-    private static func one(_ values: [(String, Double?)], required: Bool) -> Result<Double?, BrokerError> {
-        let given = values.filter { $0.1 != nil }
+    /// The one value of a field that has several spellings, and its name, or why there is not one.
+    private static func one(_ values: [(String, Double?)], required: Bool) -> Result<(name: String, value: Double)?, BrokerError> {
+        let given = values.compactMap { name, value in value.map { (name: name, value: $0) } }
         let names = values.map(\.0).joined(separator: ", ")
         if given.count > 1 { return .failure(BrokerError(.invalidPosition, "give only one of \(names)")) }
         if required && given.isEmpty { return .failure(BrokerError(.invalidPosition, "a position needs one of \(names)")) }
-        return .success(given.first?.1)
+        return .success(given.first)
     }
 
     /// Reads `data` as a position and checks it as a WebSocket publish is checked (`Position.validationError`).
     /// - Parameter now: the broker's clock, milliseconds since the Unix epoch; the fix's time when none is given.
-    package static func read(_ data: Data, now: Int64) -> Result<Position, BrokerError> {
+    package static func read(_ data: Data, now: Int64) -> Result<(position: Position, shape: PubNubShape), BrokerError> {
         let message: Message
         do {
             message = try JSONDecoder().decode(Message.self, from: data)
@@ -48,9 +48,9 @@ package enum PubNubPosition {
         } catch {
             return .failure(BrokerError(.badRequest, "the message is not valid JSON (or holds a number JSON cannot represent)"))
         }
-        let lat: Double?
-        let lon: Double?
-        let time: Double?
+        let lat: (name: String, value: Double)?
+        let lon: (name: String, value: Double)?
+        let time: (name: String, value: Double)?
         switch (
             one([("lat", message.lat), ("latitude", message.latitude)], required: true),
             one([("lng", message.lng), ("lon", message.lon), ("longitude", message.longitude)], required: true),
@@ -61,41 +61,47 @@ package enum PubNubPosition {
         case (.success(let la), .success(let lo), .success(let t)):
             (lat, lon, time) = (la, lo, t)
         }
+        guard let lat, let lon else { return .failure(BrokerError(.invalidPosition, "a position needs a latitude and a longitude")) }
         var timestamp = now
         if let time {
-            let milliseconds = (time < secondsBelow ? time * 1000 : time).rounded()
+            let milliseconds = (time.value < secondsBelow ? time.value * 1000 : time.value).rounded()
             guard milliseconds.isFinite, milliseconds > 0, milliseconds < 9e15 else {
                 return .failure(BrokerError(.invalidPosition, "the time must be seconds or milliseconds since the Unix epoch"))
             }
             timestamp = Int64(milliseconds)
         }
         let position = Position(
-            lat: lat ?? .nan, lon: lon ?? .nan, accuracy: message.accuracy, speed: message.speed, heading: message.heading, timestamp: timestamp)
+            lat: lat.value, lon: lon.value, accuracy: message.accuracy, speed: message.speed, heading: message.heading, timestamp: timestamp)
         // The very checks of a WebSocket publish: ranges, the clock's skew.
         if let error = position.validationError(now: now) { return .failure(error) }
-        return .success(position)
+        let shape = PubNubShape(
+            latitude: lat.name, longitude: lon.name, time: time?.name, timeInSeconds: time.map { $0.value < secondsBelow } ?? false)
+        return .success((position, shape))
     }
 
-    /// What a PubNub subscriber receives as a message's `d`.
-    private struct Delivered: Encodable {
-        let lat: Double
-        let lng: Double
-        let lon: Double
-        let latitude: Double
-        let longitude: Double
-        let timestamp: Int64
-        let accuracy: Double?
-        let speed: Double?
-        let heading: Double?
-    }
-
-    /// A kept position as a subscriber receives it, whatever shape or transport it was published in: the
-    /// coordinates under every accepted name (so an app written for any of them reads it), the time in
-    /// milliseconds, and accuracy, speed and heading when known. Nothing else the publisher sent is passed on.
-    package static func message(_ position: Position) -> Data {
-        let delivered = Delivered(
-            lat: position.lat, lng: position.lon, lon: position.lon, latitude: position.lat, longitude: position.lon,
-            timestamp: position.timestamp, accuracy: position.accuracy, speed: position.speed, heading: position.heading)
-        return (try? WireJSON.encode(delivered)) ?? Data("{}".utf8)
+    /// A kept position as a PubNub subscriber receives it: in `shape` when the volunteer's PubNub app publishes in
+    /// one (its coordinate and time names, the time in its unit), else (a volunteer who only ever published over
+    /// the WebSocket or OwnTracks) the coordinates under every accepted name and `timestamp` in milliseconds.
+    /// `accuracy`, `speed` and `heading` come when known. Nothing else the publisher sent is passed on.
+    package static func message(_ position: Position, shape: PubNubShape?) -> Data {
+        var fields: [(String, String)] = []
+        // Finite (checked when published), so Swift's shortest form is a JSON number.
+        func number(_ value: Double) -> String { "\(value)" }
+        if let shape {
+            fields.append((shape.latitude, number(position.lat)))
+            fields.append((shape.longitude, number(position.lon)))
+            if let time = shape.time {
+                fields.append((time, shape.timeInSeconds ? number(Double(position.timestamp) / 1000) : String(position.timestamp)))
+            }
+        } else {
+            for name in ["lat", "latitude"] { fields.append((name, number(position.lat))) }
+            for name in ["lng", "lon", "longitude"] { fields.append((name, number(position.lon))) }
+            fields.append(("timestamp", String(position.timestamp)))
+        }
+        if let accuracy = position.accuracy { fields.append(("accuracy", number(accuracy))) }
+        if let speed = position.speed { fields.append(("speed", number(speed))) }
+        if let heading = position.heading { fields.append(("heading", number(heading))) }
+        // The names are the fixed ones above, so they need no escaping.
+        return Data(("{" + fields.map { #""\#($0.0)":\#($0.1)"# }.joined(separator: ",") + "}").utf8)
     }
 }

@@ -22,6 +22,8 @@ package struct PubNubRoutes: Sendable {
     let hub: Hub
     let clock: WallClock
     let slots: LongPollSlots
+    /// How each volunteer's PubNub app spells a position, for its donors.
+    let shapes = PubNubShapes()
     let budgets: PubNubRefusalBudgets
     let countRefusal: @Sendable (ErrorCode) -> Void
     let isDraining: @Sendable () -> Bool
@@ -154,7 +156,9 @@ package struct PubNubRoutes: Sendable {
         let position: Position
         switch PubNubPosition.read(message, now: clock.now()) {
         case .failure(let error): return refuseCharged(identity, .badRequest, error)
-        case .success(let valid): position = valid
+        case .success(let valid):
+            position = valid.position
+            shapes.remember(valid.shape, for: identity)
         }
         switch hub.publish(as: identity, position: position) {
         case .success(let outcome):
@@ -244,9 +248,10 @@ package struct PubNubRoutes: Sendable {
                 return refuseCharged(verified.identity, .forbidden, error, channels: [channel])
             case .success(let polled) where !polled.positions.isEmpty:
                 let answered = polled.positions.prefix(Self.maxMessagesPerAnswer)
+                let shape = shapes.shape(of: channel)
                 return PubNubAnswers.subscribe(
                     timetoken: answered.last?.seq ?? timetoken, channel: channel, subscribeKey: subscribeKey,
-                    messages: answered.map { (seq: $0.seq, payload: PubNubPosition.message($0.position)) })
+                    messages: answered.map { (seq: $0.seq, payload: PubNubPosition.message($0.position, shape: shape)) })
             case .success(let polled) where timetoken != 1 && timetoken > (polled.latestVisibleSeq ?? 0):
                 // Not a timetoken of a position the caller may see now: one from PubNub itself or `/time/0`, another
                 // channel's, or one whose positions a pause purged. Answered as a handshake, at once, from what the

@@ -73,9 +73,12 @@ final class PubNubEndpointTests: XCTestCase {
             let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: handshake.tt, token: donor))
             XCTAssertEqual(polled.tt, sentTimetoken, "the next timetoken is the seq of the last position given")
             XCTAssertEqual(polled.messages.count, 1)
-            XCTAssertEqual(polled.messages.first?["lat"] as? Double, -34.6)
-            XCTAssertEqual(polled.messages.first?["lng"] as? Double, -58.38)
-            XCTAssertNil(polled.messages.first?["extra"], "nothing but the position reaches the donor")
+            // In the volunteer's own shape: its names, its time in seconds; nothing else it sent.
+            let message = try XCTUnwrap(polled.messages.first)
+            XCTAssertEqual(Set(message.keys), ["latitude", "longitude", "ts"], "\(message)")
+            XCTAssertEqual(message["latitude"] as? Double, -34.6)
+            XCTAssertEqual(message["longitude"] as? Double, -58.38)
+            XCTAssertEqual(try XCTUnwrap(message["ts"] as? Double), Double(WallClock.system.now()) / 1000, accuracy: 60)
 
             let empty = try parsed(try await subscribe(live, channel: volunteerID, tt: polled.tt, token: donor))
             XCTAssertEqual(empty.messages.count, 0, "nothing twice")
@@ -170,6 +173,24 @@ final class PubNubEndpointTests: XCTestCase {
             _ = try await publish(live, channel: volunteerID, #"{"lat":-34.51,"lng":-58.38}"#, token: volunteer)
             let answer = try await next.value
             XCTAssertTrue(String(buffer: answer.body ?? ByteBuffer()).contains("-34.51"), String(buffer: answer.body ?? ByteBuffer()))
+        }
+    }
+
+    func testAFixFromTheWebSocketReachesAPubNubDonorInTheFullShape() async throws {
+        try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
+            try await live.put("d-1", state: .beingTakenTo)
+            let volunteer = try await live.connect(volunteerID)
+            let fix = position(metresFromHome: 700)
+            let seq = try await volunteer.publishKept(fix)
+            let donor = try await LiveBroker.token(donorID)
+            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: "1", token: donor))
+            XCTAssertEqual(polled.tt, "\(seq)")
+            let message = try XCTUnwrap(polled.messages.first)
+            XCTAssertEqual(Set(message.keys), ["lat", "latitude", "lng", "lon", "longitude", "timestamp", "accuracy", "speed", "heading"], "\(message)")
+            XCTAssertEqual(try XCTUnwrap(message["lat"] as? Double), fix.lat, accuracy: 1e-9)
+            XCTAssertEqual(try XCTUnwrap(message["lng"] as? Double), fix.lon, accuracy: 1e-9)
+            XCTAssertEqual((message["timestamp"] as? NSNumber)?.int64Value, fix.timestamp)
+            await volunteer.close()
         }
     }
 

@@ -3,7 +3,7 @@
 
 Starts location-broker on a free 127.0.0.1 port (log level trace), tells it about donations as the backend would,
 and checks, with the SDK on both ends:
-  - a volunteer's SDK publishes {"lat","lng"} and the donor's SDK receives it;
+  - a volunteer's SDK publishes {"lat","lng","accuracy"} and the donor's SDK receives it, in that shape;
   - another donor's SDK is denied (the SDK reports access denied) and receives nothing;
   - a publish on another identity's channel is denied;
   - a fix stamped before the donation's window reaches nobody;
@@ -226,6 +226,7 @@ def scenario_publish_subscribe_and_refusals(broker, sdks):
     check(got.channel == volunteer.identity, f"the message came on {got.channel}")
     check(abs(got.message["lat"] - (-34.60)) < 1e-9 and abs(got.message["lng"] - (-58.3816)) < 1e-9, f"the message is {got.message}")
     check(got.message["accuracy"] == 5, f"the accuracy is {got.message}")
+    check(set(got.message) == {"lat", "lng", "accuracy"}, f"the message is not in the shape the volunteer published: {got.message}")
     check(str(got.timetoken) == str(sent.result.timetoken), f"timetokens differ: {got.timetoken} vs {sent.result.timetoken}")
     print("ok: a volunteer's SDK publishes, the donor's SDK receives; another donor's SDK is denied")
 
