@@ -254,6 +254,7 @@ let package = Package(
             name: "BrokerTests",
             dependencies: [
                 "BrokerTestSupport",
+                "PubNubCompatibility",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",
                 "BrokerAuth",
