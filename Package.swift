@@ -119,6 +119,7 @@ let package = Package(
             dependencies: [
                 "BrokerProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The donor's tracking page (its files, compiled in), its map settings, the Leaflet files and map tiles.
@@ -147,6 +148,19 @@ let package = Package(
                 .embedInCode("Resources/page/location-broker-client.js"),
             ]
         ),
+        // PubNub's publish, subscribe (long poll), time and presence endpoints over the hub, for PubNub's own SDKs.
+        .target(
+            name: "PubNubCompatibility",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                "BrokerAuth",
+                "BrokerHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics
         // and `Broker.build`, which puts the targets above together. The executable, the tests and the benchmark
         // fixtures use it.
@@ -159,6 +173,7 @@ let package = Package(
                 "BrokerWebSocket",
                 "BrokerHTTP",
                 "TrackingPage",
+                "PubNubCompatibility",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -239,6 +254,7 @@ let package = Package(
             name: "BrokerTests",
             dependencies: [
                 "BrokerTestSupport",
+                "PubNubCompatibility",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",
                 "BrokerAuth",

@@ -11,6 +11,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import PubNubCompatibility
 import ServiceLifecycle
 import TrackingPage
 import UnixSignals
@@ -104,6 +105,17 @@ struct Broker: Sendable {
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, clock: clock, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        PubNubRoutes(
+            verifier: verifier, hub: hub, clock: clock,
+            slots: LongPollSlots(perIdentity: configuration.pubNubMaxPollsPerIdentity, total: configuration.pubNubMaxPolls),
+            budgets: PubNubRefusalBudgets(
+                addressExhausted: { addressRefusals.isExhausted(RefusalBudget.key(for: $0)) },
+                chargeAddress: { _ = addressRefusals.charge(RefusalBudget.key(for: $0)) },
+                identityExhausted: { identityRefusals.isExhausted($0) }, chargeIdentity: { _ = identityRefusals.charge($0) },
+                secondsPerRefusal: identityRefusals.secondsPerRefusal),
+            countRefusal: { metrics.reject($0) }, isDraining: isDraining, hold: .seconds(configuration.pubNubHoldSeconds),
+            maxBodyBytes: configuration.maxBodyBytes, clustered: configuration.store != nil
+        ).register(on: router)
         try TrackingMap(configuration.map, countRefusal: { metrics.reject($0) }, logger: logger).register(on: router)
         OpenAPIDocument.register(on: router)
 

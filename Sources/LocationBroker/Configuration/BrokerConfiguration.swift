@@ -96,6 +96,12 @@ package struct BrokerConfiguration: Sendable {
     var maxSubscriptionsPerConnection = 16
     /// Seconds SIGTERM waits for WebSockets to close (1001) before the broker exits anyway.
     var shutdownGraceSeconds = 10
+    /// Seconds a PubNub subscribe (long poll) is held when there is nothing to answer; the SDKs wait 310 s.
+    var pubNubHoldSeconds = 60
+    /// PubNub subscribes one identity may have held at once.
+    var pubNubMaxPollsPerIdentity = 4
+    /// PubNub subscribes held at once, in all.
+    var pubNubMaxPolls = 10_000
     /// PEM certificate chain; with `tlsKey`, the broker serves https:// and wss:// only.
     var tlsCert: String?
     /// PEM private key of `tlsCert`.

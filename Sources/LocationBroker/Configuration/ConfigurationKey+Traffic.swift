@@ -35,5 +35,10 @@ extension ConfigurationKey {
             "Seconds an HTTP request's body may take after its head, and a later request's head after a response."),
         integer("max_subscriptions_per_connection", \.maxSubscriptionsPerConnection, 1...10_000, "Subscriptions per connection."),
         integer("shutdown_grace_seconds", \.shutdownGraceSeconds, 0...3600, "Seconds SIGTERM waits for sockets to close."),
+        integer(
+            "pubnub_hold_seconds", \.pubNubHoldSeconds, 1...280,
+            "Seconds a PubNub subscribe long poll is held when there is nothing to answer."),
+        integer("pubnub_max_polls_per_identity", \.pubNubMaxPollsPerIdentity, 1...1000, "PubNub subscribe long polls one identity may have held at once."),
+        integer("pubnub_max_polls", \.pubNubMaxPolls, 1...1_000_000, "PubNub subscribe long polls held at once, in all."),
     ]
 }

@@ -15,7 +15,8 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         let methods: [HTTPRequest.Method]
     }
 
-    /// The broker's routes (docs/openapi.yaml, the WebSocket, the tracking page, its map tiles and Leaflet's files).
+    /// The broker's routes (docs/openapi.yaml, the WebSocket, the tracking page, its map tiles, Leaflet's files and the
+    /// PubNub-compatible endpoints).
     static let routes: [Route] = [
         Route(segments: ["healthz"], methods: [.get]),
         Route(segments: ["metrics"], methods: [.get]),
@@ -26,6 +27,13 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         Route(segments: ["v1", "donations", "*", "watch-token"], methods: [.post]),
         Route(segments: ["track", "*"], methods: [.get]),
         Route(segments: ["tiles", "*", "*", "*"], methods: [.get]),
+        // The PubNub-compatible endpoints (PubNubRoutes).
+        Route(segments: ["publish", "*", "*", "0", "*", "*", "*"], methods: [.get]),
+        Route(segments: ["publish", "*", "*", "0", "*", "*"], methods: [.post]),
+        Route(segments: ["v2", "subscribe", "*", "*", "0"], methods: [.get]),
+        Route(segments: ["time", "0"], methods: [.get]),
+        Route(segments: ["v2", "presence", "sub-key", "*", "channel", "*", "leave"], methods: [.get]),
+        Route(segments: ["v2", "presence", "sub-key", "*", "channel", "*", "heartbeat"], methods: [.get]),
     ] + LeafletAssets.files.map { Route(segments: ("assets/leaflet/" + $0.name).split(separator: "/").map(String.init), methods: [.get]) }
 
     let metrics: BrokerMetrics
