@@ -24,7 +24,7 @@ final class Base64URLTests: XCTestCase {
     }
 }
 
-/// The byte-by-byte decoder against the translation through Foundation it replaced (issue 17), on random text.
+/// The byte-by-byte decoder against the translation through Foundation it replaced, on random text.
 final class Base64URLOracleTests: XCTestCase {
     /// The former `Base64URL.decode`: refuse `+ / =` when strict, translate `- _`, pad, `Data(base64Encoded:)`.
     private func oracle(_ text: [UInt8], strict: Bool) -> Data? {

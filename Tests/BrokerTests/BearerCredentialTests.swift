@@ -4,7 +4,7 @@ import XCTest
 
 @testable import LocationBroker
 
-/// The credential of `Authorization: Bearer`, read without Foundation's `trimmingCharacters(in:)` since issue 17:
+/// The credential of `Authorization: Bearer`, read without Foundation's `trimmingCharacters(in:)`:
 /// held to the former reading, which did use it, for every scalar of the Basic Multilingual Plane and beyond.
 final class BearerCredentialTests: XCTestCase {
     /// How the credential was read before: Foundation trims it.

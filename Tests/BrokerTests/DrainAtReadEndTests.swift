@@ -6,7 +6,7 @@ import XCTest
 @testable import LocationBroker
 
 /// Where a volunteer's position is written when its donor is served by the same event loop: as soon as the
-/// volunteer's frame is handled, inside that read, as a bare NIO server writes it (issue 17, pairs' p99), not in a
+/// volunteer's frame is handled, inside that read, as a bare NIO server writes it (pairs' p99), not in a
 /// task after the loop's other reads; a donor on another loop is still written by its own loop.
 final class DrainAtReadEndTests: XCTestCase {
     func testAPositionForADonorOnTheVolunteersLoopIsWrittenWhenThePublishIsHandled() throws {

@@ -3,8 +3,8 @@ import XCTest
 @testable import LocationBroker
 
 /// `broker_frames_in_total` counts each client frame once, under its own `type` label, whatever the frame's fate
-/// (a refused publish is still a publish). Its counters are fields, not a dictionary looked up per frame
-/// (issue 17): a counter wired to the wrong label shows here.
+/// (a refused publish is still a publish). Its counters are fields, not a dictionary looked up per frame:
+/// a counter wired to the wrong label shows here.
 final class FrameCountTests: XCTestCase {
     func testEachKindOfFrameIsCountedOnceUnderItsOwnType() throws {
         // Most of these are refused: a budget they cannot exhaust.

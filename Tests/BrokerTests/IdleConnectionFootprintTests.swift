@@ -12,7 +12,7 @@ import XCTest
 private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
 
 /// What the broker itself holds for one open, idle WebSocket, object by object, as the allocator sizes it:
-/// issue 17 asks for an idle connection to cost no more than a bare SwiftNIO server's, and these objects are
+/// an idle connection is to cost no more than a bare SwiftNIO server's, and these objects are
 /// all the broker adds to SwiftNIO's own. A field added carelessly (a closure, a copied struct, a timer per
 /// connection) shows here before it shows in `scripts/bench`.
 final class IdleConnectionFootprintTests: XCTestCase {
@@ -30,7 +30,7 @@ final class IdleConnectionFootprintTests: XCTestCase {
         let outbox = Outbox(limit: socket.hub.settings.outboxBytes, stallLimit: socket.hub.settings.slowConsumerStall)
         let connection = socket.hub.connect(identity: "donor@example.org", expiresAt: .max, sink: outbox, logger: Logger(label: "test"))
         defer { socket.hub.disconnect(connection) }
-        // Before issue 17 (heaptrack, release build, bytes asked of the allocator): the handler 329 (344 given),
+        // Before the handlers were folded into one (heaptrack, release build, bytes asked of the allocator): the handler 329 (344 given),
         // plus a scheduled heartbeat (~260 in four allocations), the outbox 192 plus two closures of 56, the
         // connection 136 plus its one-entry subscription dictionary, 136.
         // 200 (184 before) since the handler reads frames itself (its ``ClientFrameReader``, one word): NIO's decoder

@@ -4,7 +4,7 @@ import XCTest
 @testable import LocationBroker
 
 /// A text message is read where it is unmasked, a scratch copy that lives only while the message is handled, and
-/// the next message is unmasked into the same place (issue 17): nothing a message leaves behind may point into
+/// the next message is unmasked into the same place: nothing a message leaves behind may point into
 /// it. What stays after the handling (a refusal's `re`, a subscription's donation, a publish's values) must be
 /// the first message's own, even once the next one has overwritten the bytes it was read from.
 final class InPlaceReadTests: XCTestCase {

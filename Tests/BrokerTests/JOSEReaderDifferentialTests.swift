@@ -6,7 +6,7 @@ import XCTest
 @testable import BrokerAuth
 @testable import LocationBroker
 
-/// The JOSE reader (issue 17) against the JSONDecoder path it replaced (JOSEReaderOracle): every signed token, hostile
+/// The JOSE reader against the JSONDecoder path it replaced (JOSEReaderOracle): every signed token, hostile
 /// or generated, gets the same decision, the same identity and the same refusal message, and the same routing
 /// (watch link or client token); where they differ, the input is not JSON or repeats a name, and the reader refuses.
 final class JOSEReaderDifferentialTests: XCTestCase {

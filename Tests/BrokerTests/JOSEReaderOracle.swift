@@ -6,7 +6,7 @@ import JWTKit
 @testable import BrokerAuth
 @testable import LocationBroker
 
-/// The client-token check as it was before issue 17's JOSE reader: Foundation's `JSONDecoder` on the JOSE header
+/// The client-token check as it was before the JOSE reader: Foundation's `JSONDecoder` on the JOSE header
 /// (twice: to route a watch link, then to verify) and on the claims. Kept here, whole, as the oracle of
 /// JOSEReaderDifferentialTests: the reader must decide every token as this does, or refuse where this accepts
 /// input that is not JSON.

@@ -12,7 +12,7 @@ import XCTest
 @testable import LocationBroker
 
 /// A WebSocket upgrade with a client token is decided on the socket's event loop: no Swift task, no actor hop
-/// (issue 17, the connect storm). The socket is an `EmbeddedChannel` whose loop runs only when the test runs it,
+/// (a connect storm's cost). The socket is an `EmbeddedChannel` whose loop runs only when the test runs it,
 /// so an upgrade that waited for a task would still be pending when the test looks.
 final class UpgradeDecisionTests: XCTestCase {
     static let secret = "upgrade-decision-secret-0123456789-0123456789"

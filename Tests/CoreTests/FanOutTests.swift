@@ -103,7 +103,7 @@ final class FanOutTests: XCTestCase {
         XCTAssertEqual(try sink.frames().map(\.type), ["presence", "position", "error"], "the close comes last")
     }
 
-    // A channel keeps the list of connections its positions reach from one publish to the next (issue 17): these
+    // A channel keeps the list of connections its positions reach from one publish to the next: these
     // two hold it to the subscriptions as they are at each publish, not as they were at the last.
 
     func testADonorWhoUnsubscribesAfterAPublishGetsNoLaterPosition() throws {

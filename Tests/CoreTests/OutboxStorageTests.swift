@@ -5,7 +5,7 @@ import XCTest
 @testable import BrokerCore
 
 /// A delivery takes its frames into the writer's reused buffer, swapping storages with the outbox's queue, so
-/// that a delivery allocates no storage (issue 17): what is taken does not change, and no idle connection keeps a
+/// that a delivery allocates no storage: what is taken does not change, and no idle connection keeps a
 /// burst's storage.
 final class OutboxStorageTests: XCTestCase {
     private let start = ContinuousClock.now

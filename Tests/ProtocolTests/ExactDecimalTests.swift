@@ -2,7 +2,7 @@
 import DeterministicRandom
 import XCTest
 
-/// The publish fast path reads most numbers without strtod (issue 17): whenever the shortcut answers, it must be
+/// The publish fast path reads most numbers without strtod: whenever the shortcut answers, it must be
 /// the very Double `Double(String)` reads, bit for bit, and it must leave to strtod what it cannot do exactly.
 final class ExactDecimalTests: XCTestCase {
     private func exact(_ text: String) -> Double? {

@@ -2,10 +2,10 @@
 import DeterministicRandom
 import XCTest
 
-/// The position frame encoder writes its bytes directly (issue 17); these tests hold it to the bytes the encoder wrote
+/// The position frame encoder writes its bytes directly; these tests hold it to the bytes the encoder wrote
 /// before, kept below as the oracle, over every kind of number and string a frame can carry.
 final class PositionFrameEncoderTests: XCTestCase {
-    /// The encoder as it was before issue 17: numbers through `description` with ".0" trimmed off, integers through
+    /// The encoder as it was before it wrote its bytes directly: numbers through `description` with ".0" trimmed off, integers through
     /// `String(_:)`, strings escaped byte by byte. Kept verbatim as the reference the direct writer must match.
     private enum Oracle {
         static func encode(channel: String, seq: Int64, position: Position) -> [UInt8] {

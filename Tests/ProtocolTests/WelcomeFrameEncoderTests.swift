@@ -2,7 +2,7 @@
 import DeterministicRandom
 import XCTest
 
-/// The welcome frame written directly (issue 17's connect storm) is byte for byte what JSONEncoder (`WireJSON`)
+/// The welcome frame written directly (once per connection of a connect storm) is byte for byte what JSONEncoder (`WireJSON`)
 /// writes, for every identity the frame may carry.
 final class WelcomeFrameEncoderTests: XCTestCase {
     private func direct(_ welcome: ServerFrame.Welcome) -> String {
