@@ -40,7 +40,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     /// Fragments one message may come in: each is kept until the last (1009 beyond).
     static let maxFragments = 64
 
-    private let messages: ClientMessageHandler
+    let messages: ClientMessageHandler
     // The fields each read touches are `@exclusivity(unchecked)` in release builds: every publish would otherwise
     // run the runtime's access check on them five times, a measurable cost on the hot path (docs/BENCHMARKS.md,
     // "Decisions that shaped the hot path"). Leaving it out is sound while two rules hold; keep them:
@@ -66,23 +66,23 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     @exclusivity(unchecked) private var assembler = ClientFrameAssembler()
     #endif
     #if DEBUG
-    private var phase: Phase
+    var phase: Phase
     #else
-    @exclusivity(unchecked) private var phase: Phase
+    @exclusivity(unchecked) var phase: Phase
     #endif
     #if DEBUG
-    private var life: WebSocketConnectionStateMachine
+    var life: WebSocketConnectionStateMachine
     #else
-    @exclusivity(unchecked) private var life: WebSocketConnectionStateMachine
+    @exclusivity(unchecked) var life: WebSocketConnectionStateMachine
     #endif
     /// The client's pings beyond this budget are charged to its identity's refusal budget.
     private var pingBudget: TokenBucket
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     /// Set while serving; its ``LoopDrains`` hold the loop's heartbeat and close-grace lists.
     #if DEBUG
-    private var writer: SocketWriter?
+    var writer: SocketWriter?
     #else
-    @exclusivity(unchecked) private var writer: SocketWriter?
+    @exclusivity(unchecked) var writer: SocketWriter?
     #endif
     /// The handler's place in its loop's heartbeat list while open, then in its close-grace list.
     package var timerLinks = TimerLinks<WebSocketConnectionHandler>()
@@ -90,9 +90,9 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     private var readPending = false
     /// Whether a frame arrived since the previous heartbeat.
     #if DEBUG
-    private var clientWasHeard = false
+    var clientWasHeard = false
     #else
-    @exclusivity(unchecked) private var clientWasHeard = false
+    @exclusivity(unchecked) var clientWasHeard = false
     #endif
     /// The longest message, all its fragments together (1009 beyond). 32 bits, beside the flags above, so that the
     /// handler stays in its allocator size class (`max_frame_bytes` is at most 1 MiB).
@@ -327,106 +327,5 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
         connection.debug("websocket protocol violation", metadata: ["reason": "\(violation.reason)"])
         outbox.close(code: violation.code, reason: violation.reason, discardPending: true)
         perform(life.brokerCloseQueued())
-    }
-
-    /// A close queued from another thread (the hub's, a publisher's 4008) is reported to this loop a little
-    /// later; the outbox knows at once, so it is told to the state machine before a message is acted on.
-    private func noteQueuedClose(_ outbox: Outbox) {
-        if outbox.isClosing { perform(life.brokerCloseQueued()) }
-    }
-
-    /// The outbox queued a close (from any thread; told here on the event loop): the close grace starts.
-    func outboxCloseQueued() {
-        context?.eventLoop.assertInEventLoop()
-        perform(life.brokerCloseQueued())
-    }
-
-    /// The broker gave up on the socket (the end of the shutdown grace): it is cut at once.
-    func outboxAborted() {
-        context?.eventLoop.assertInEventLoop()
-        perform(.abort)
-    }
-
-    /// The connection's logger, or the one given for it before it opened.
-    private var logger: Logger {
-        switch phase {
-        case .opening(let opening): opening.logger
-        case .serving(let connection, _), .ended(let connection): connection.logger
-        }
-    }
-
-    private func perform(_ action: WebSocketConnectionStateMachine.CloseAction) {
-        guard let context else { return }
-        switch action {
-        case .startGrace(let grace):
-            // Closing: no more heartbeats (the state machine would answer them with `.stop`).
-            guard let drains = writer?.loopDrains else { return }
-            drains.heartbeats.value.remove(self)
-            drains.closeGraces.value.insert(self, in: grace)
-        case .closeTCP:
-            context.close(promise: nil)
-        case .abort:
-            // A client that does not read cannot receive a close frame: the socket is cut.
-            logger.debug("cutting a websocket whose close handshake did not finish in time")
-            context.close(promise: nil)
-        case .none:
-            break
-        }
-    }
-
-    /// A heartbeat or a close grace of this connection is due (``ConnectionTimers``).
-    package func timerExpired(_ timers: ConnectionTimers<WebSocketConnectionHandler>) {
-        timers.eventLoop.assertInEventLoop()
-        guard let drains = writer?.loopDrains else { return }
-        if timers === drains.heartbeats.value {
-            heartbeatDue()
-        } else {
-            perform(life.closeGraceExpired())
-        }
-    }
-
-    private func scheduleHeartbeat() {
-        guard context != nil else { return }
-        // The period the welcome frame announces, so the two cannot disagree.
-        writer?.loopDrains.heartbeats.value.insert(self, in: .seconds(Int64(messages.heartbeatSeconds)))
-    }
-
-    private func heartbeatDue() {
-        guard case .serving(let connection, let outbox) = phase else { return }
-        noteQueuedClose(outbox)
-        switch life.heartbeatDue(clientWasHeard: takeClientWasHeard()) {
-        case .sendPing:
-            outbox.pushPing()
-            scheduleHeartbeat()
-        case .closeForPingTimeout:
-            connection.debug("closing a websocket that did not answer a ping")
-            let timeout = WebSocketConnectionStateMachine.pingTimeout
-            outbox.close(code: timeout.code, reason: timeout.reason, discardPending: true)
-            perform(.startGrace(life.grace))
-        case .stop:
-            break
-        }
-    }
-
-    /// Whether a frame arrived since the previous call.
-    private func takeClientWasHeard() -> Bool {
-        defer { clientWasHeard = false }
-        return clientWasHeard
-    }
-
-    /// Forgets the connection once: its subscriptions end and the hub counts it closed.
-    private func end() {
-        if let drains = writer?.loopDrains {
-            drains.heartbeats.value.remove(self)
-            drains.closeGraces.value.remove(self)
-        }
-        life.channelInactive()
-        context = nil
-        guard case .serving(let connection, let outbox) = phase else { return }
-        phase = .ended(connection)
-        writer = nil
-        outbox.finish()
-        messages.hub.disconnect(connection)
-        connection.debug("websocket closed")
     }
 }
