@@ -221,9 +221,13 @@ final class JWKSTests: XCTestCase {
         let token = try await after.sign(firebaseClaims(email: "donor@example.org"))
         let accepted = await welcomed(token)
         XCTAssertFalse(accepted, "the new key is not in the file yet")
-        // The same size and modification time: only SIGHUP can tell the broker that the file changed.
-        try Data(#"{"keys":[\#(after.jwk)]}"#.utf8).write(to: URL(fileURLWithPath: file))
-        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: file)
+        // The same size and modification time: only SIGHUP can tell the broker that the file changed. Written
+        // beside it and renamed over it, so the broker's once-a-second look never sees a half-written file, whose
+        // size differs.
+        let replacement = file + ".new"
+        try Data(#"{"keys":[\#(after.jwk)]}"#.utf8).write(to: URL(fileURLWithPath: replacement))
+        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: replacement)
+        XCTAssertEqual(rename(replacement, file), 0, "the new key file replaces the old one in one step")
         try await Task.sleep(for: .milliseconds(1500))
         let unchanged = await welcomed(token)
         XCTAssertFalse(unchanged, "an unchanged modification time and size do not make the broker read the file")
