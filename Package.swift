@@ -69,12 +69,13 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        // The broker's core with no transport: the hub, channels, donation gates, history, presence and the
-        // outbox's policy. Small leaf packages only: no sockets, no WebSocket, no HTTP, no database, no crypto.
+        // The broker's core with no transport: the hub, channels, donation gates, history, presence, trip events and
+        // the outbox's policy. Small leaf packages only: no sockets, no WebSocket, no HTTP, no database, no crypto.
         .target(
             name: "BrokerCore",
             dependencies: [
                 "BrokerProtocol",
+                "TrackingRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

@@ -131,11 +131,14 @@ final class HubFixture {
         maxSubscriptionsPerConnection: 16, outboxBytes: 262_144, slowConsumerStall: .seconds(10), maxConnectionsPerIdentity: 4,
         windowToleranceMilliseconds: 2_000, maxPositionAgeMilliseconds: 600_000)
 
-    init(framing: Framing = .plain, cluster: (any ClusterLink)? = nil, _ configure: (inout HubSettings) -> Void = { _ in }) {
+    init(
+        framing: Framing = .plain, cluster: (any ClusterLink)? = nil, events: TrackingEventRules? = nil,
+        _ configure: (inout HubSettings) -> Void = { _ in }
+    ) {
         var settings = Self.settings
         configure(&settings)
         self.settings = settings
-        hub = Hub(settings: settings, metrics: metrics, cluster: cluster, clock: clock.wallClock, framing: framing)
+        hub = Hub(settings: settings, metrics: metrics, cluster: cluster, clock: clock.wallClock, framing: framing, events: events)
     }
 
     /// Applies the next revision of donation `id`, or its deletion when `state` is `nil`.

@@ -121,6 +121,9 @@ final class VolunteerChannel {
     /// When the volunteer last published, in milliseconds since the Unix epoch.
     var lastSeen: Int64?
     var bucket: TokenBucket
+    /// What the events have told of this volunteer's trips on this node; made only when events are on, so a
+    /// channel without them pays one word.
+    var trip: TripState?
 
     /// Seqs start from the clock (microsecond-scale) so that a channel made again, even after a restart,
     /// never hands out a seq lower than one it handed out before.

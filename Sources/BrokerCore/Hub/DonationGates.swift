@@ -97,6 +97,7 @@ package final class DonationGates: Sendable {
             registry.locked(oldChannel, create: false) { channel in
                 guard let channel else { return }
                 channel.donations.removeValue(forKey: id)
+                TripEventDetector.forgetLeg(of: id, in: channel, ended: true)
                 channel.purgeHistory(of: id)
                 revoke(donation: id, in: channel, reason: reason)
             }
@@ -111,6 +112,7 @@ package final class DonationGates: Sendable {
                 if let old = previous, old.donor != new.donor || (old.incarnation != nil && old.incarnation != new.incarnation) {
                     channel.donations.removeValue(forKey: id)
                     channel.purgeHistory(of: id)
+                    TripEventDetector.forgetLeg(of: id, in: channel, ended: true)
                     revoke(donation: id, in: channel, reason: .deleted)
                     previous = nil
                 }
@@ -119,7 +121,10 @@ package final class DonationGates: Sendable {
                 gate.home = new.home
                 gate.institution = new.institution
                 gate.incarnation = new.incarnation
-                if let previous, !gate.headsForTheSamePlace(as: previous) { gate.arrival = nil }
+                if let previous, !gate.headsForTheSamePlace(as: previous) {
+                    gate.arrival = nil
+                    TripEventDetector.forgetLeg(of: id, in: channel, ended: false)
+                }
                 channel.donations[id] = gate
                 if previous?.state.isTrackable == true && !new.state.isTrackable {
                     channel.purgeHistory(of: id)

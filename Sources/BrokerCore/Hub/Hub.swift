@@ -29,15 +29,17 @@ package final class Hub: Sendable {
     ///     pays nothing for clustering.
     ///   - clock: the wall clock (a hand-moved one in tests).
     ///   - framing: how the transport frames a payload; called once per frame the hub makes.
+    ///   - events: the rules trip events are decided by and where they go; `nil` decides none.
     package init(
         settings: HubSettings, metrics: any HubMetrics, cluster: (any ClusterLink)? = nil, clock: WallClock = .system,
-        framing: Framing = .plain
+        framing: Framing = .plain, events: TrackingEventRules? = nil
     ) {
         let channels = ChannelRegistry(settings: settings, clock: clock)
         let connections = ConnectionRegistry()
         let delivery = Delivery(framing: framing, metrics: metrics)
-        let keeper = PositionKeeper(settings: settings, delivery: delivery)
-        let presence = Presence(registry: channels, delivery: delivery, settings: settings, clock: clock)
+        let detector = events.map { TripEventDetector(rules: $0, arrivalRadiusMeters: settings.arrivalRadiusMeters) }
+        let keeper = PositionKeeper(settings: settings, delivery: delivery, events: detector, clock: clock)
+        let presence = Presence(registry: channels, delivery: delivery, settings: settings, clock: clock, events: detector)
         let gates = DonationGates(registry: channels, delivery: delivery, clock: clock)
         let subscriptions = Subscriptions(registry: channels, gates: gates, delivery: delivery, settings: settings, cluster: cluster)
         self.settings = settings

@@ -6,6 +6,9 @@ import BrokerProtocol
 struct PositionKeeper: Sendable {
     let settings: HubSettings
     let delivery: Delivery
+    /// Decides trip events when the broker tells anyone of them; `nil` costs the publish path one check.
+    let events: TripEventDetector?
+    let clock: WallClock
 
     /// Keeps `position` under `seq` for the donations in `trackable` and queues it for their subscribers.
     /// - Returns: the subscribers it was queued for.
@@ -14,6 +17,8 @@ struct PositionKeeper: Sendable {
         let frame = framed(position, seq: seq, in: channel)
         remember(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable), in: channel)
         let watchers = delivery.fanOut(frame, in: channel, to: trackable).delivered
+        // The fix's own events come before the arrival it may make: the first position is told first.
+        events?.fixKept(position, in: channel, for: trackable, now: clock.now())
         announceArrivals(channel, position: position, among: trackable)
         return watchers
     }
@@ -56,6 +61,7 @@ struct PositionKeeper: Sendable {
             let rounded = (distance * 10).rounded() / 10
             gate.arrival = rounded
             channel.donations[id] = gate
+            events?.arrived(gate, in: channel, now: clock.now())
             delivery.send(.arrival(.init(channel: channel.name, donation: id, place: place, distance: rounded)), in: channel, toDonation: id)
         }
     }

@@ -5,6 +5,8 @@ struct Presence: Sendable {
     let delivery: Delivery
     let settings: HubSettings
     let clock: WallClock
+    /// Judges silences when the broker tells anyone of trip events.
+    let events: TripEventDetector?
 
     /// Notes that the volunteer was heard from at `now`, under the channel's shard lock; reports it online if
     /// it was not.
@@ -30,14 +32,15 @@ struct Presence: Sendable {
         return true
     }
 
-    /// Reports offline every volunteer silent for longer than the presence timeout, and forgets the channels
-    /// kept only for their publish rate limit once it has refilled.
+    /// Reports offline every volunteer silent for longer than the presence timeout, judges trip silences, and
+    /// forgets the channels kept only for their publish rate limit once it has refilled.
     func sweep() {
         let now = clock.now()
         registry.sweep(now: now) { channel in
             if channel.online, let seen = channel.lastSeen, now - seen > settings.presenceTimeoutMilliseconds {
                 markOffline(channel)
             }
+            events?.sweep(channel, now: now)
         }
     }
 }
