@@ -42,13 +42,17 @@ package struct TrackingEvent: Sendable, Equatable {
     /// the outbox keeps one event per identity. `nil` for events told once by their condition instead
     /// (``Kind/silent(_:seconds:)`` and ``Kind/back(_:)``, see ``isSilenceEdge``).
     package var identity: String?
+    /// The volunteer's channel, for the broker's own checks (a cluster node asks the store whether another node
+    /// heard the volunteer before it reports a silence). Never written into an event, stored or sent.
+    package var channel: String?
 
-    package init(donation: String, incarnation: String, kind: Kind, at: Int64, identity: String?) {
+    package init(donation: String, incarnation: String, kind: Kind, at: Int64, identity: String?, channel: String? = nil) {
         self.donation = donation
         self.incarnation = incarnation
         self.kind = kind
         self.at = at
         self.identity = identity
+        self.channel = channel
     }
 
     /// The type name the webhooks carry (`tracking.approaching`).

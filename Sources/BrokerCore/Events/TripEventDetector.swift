@@ -21,7 +21,7 @@ struct TripEventDetector: Sendable {
             var progress = trip.progress[id] ?? TripProgress()
             if progress.silent {
                 progress.silent = false
-                record(.back(destination), of: gate, at: now, identity: nil)
+                record(.back(destination), of: gate, at: now, identity: nil, channel: channel.name)
             }
             if !progress.sawFirstPosition {
                 progress.sawFirstPosition = true
@@ -62,7 +62,7 @@ struct TripEventDetector: Sendable {
             guard now - quietSince >= rules.silentAfterMilliseconds else { continue }
             progress.silent = true
             trip.progress[id] = progress
-            record(.silent(destination, seconds: Int((now - quietSince) / 1000)), of: gate, at: now, identity: nil)
+            record(.silent(destination, seconds: Int((now - quietSince) / 1000)), of: gate, at: now, identity: nil, channel: channel.name)
         }
     }
 
@@ -85,8 +85,9 @@ struct TripEventDetector: Sendable {
         }
     }
 
-    private func record(_ kind: TrackingEvent.Kind, of gate: DonationGate, at now: Int64, identity: String?) {
-        rules.sink.record(TrackingEvent(donation: gate.id, incarnation: gate.incarnation ?? "", kind: kind, at: now, identity: identity))
+    private func record(_ kind: TrackingEvent.Kind, of gate: DonationGate, at now: Int64, identity: String?, channel: String? = nil) {
+        rules.sink.record(
+            TrackingEvent(donation: gate.id, incarnation: gate.incarnation ?? "", kind: kind, at: now, identity: identity, channel: channel))
     }
 
     /// Told once per destination of a donation's incarnation.

@@ -98,6 +98,27 @@ package struct BrokerConfiguration: Sendable {
     var shutdownGraceSeconds = 10
     /// Seconds a PubNub subscribe (long poll) is held when there is nothing to answer; the SDKs wait 310 s.
     var pubNubHoldSeconds = 60
+    /// Where trip events are POSTed as signed webhooks (Standard Webhooks); `nil`: no webhooks.
+    var webhookURL: String?
+    /// The `whsec_` secrets webhooks are signed with; each signs (a receiver accepts either during a rotation).
+    /// Required with `webhookURL`.
+    var webhookSecrets: [String]?
+    /// Seconds one webhook request may take before it counts as failed.
+    var webhookTimeoutSeconds = 10
+    /// Hours a webhook is tried again, with backoff and jitter, before it is kept as failed for an operator.
+    var webhookRetryHours = 24
+    /// An estimated arrival within this many minutes makes `tracking.approaching`.
+    var eventsApproachingMinutes = 5
+    /// Seconds without a fix inside a trackable window that make `tracking.silent`.
+    var eventsSilentSeconds = 120
+    /// The contact push services see in VAPID (`mailto:` or `https:`); Web Push to donors is on while set.
+    var pushSubject: String?
+    /// The VAPID P-256 private key (PEM); `nil`: `vapid-private.pem` beside the SQLite database, made on first
+    /// start. Required in a cluster, where every node must sign with the same key.
+    var vapidPrivateKeyFile: String?
+    /// The push services donors' subscriptions may point at (exact hosts, or `*.` and a suffix): the broker
+    /// POSTs to a subscription's endpoint, so an endpoint anywhere else is refused.
+    var pushServiceHosts = ["fcm.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com", "*.notify.windows.com"]
     /// PubNub subscribes one identity may have held at once.
     var pubNubMaxPollsPerIdentity = 4
     /// PubNub subscribes held at once, in all.

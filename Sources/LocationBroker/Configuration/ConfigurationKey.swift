@@ -33,7 +33,7 @@ struct ConfigurationKey: Sendable {
     var defaultValue: String? { value(BrokerConfiguration()) }
 
     /// Every setting the broker knows, in the order the docs list them.
-    static let all: [ConfigurationKey] = listening + tokens + traffic + transport + MapSettings.keys
+    static let all: [ConfigurationKey] = listening + tokens + traffic + transport + events + MapSettings.keys
 
     static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
 

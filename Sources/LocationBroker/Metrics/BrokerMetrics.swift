@@ -54,6 +54,8 @@ package final class BrokerMetrics: Sendable {
     let clusterCatchUps: Counter
     /// Cluster: the bus shards this node listens to (those in which it has subscribers), out of 64.
     let clusterShardsListened: Gauge
+    /// Trip events, their webhooks and their pushes.
+    let events: EventMetrics
 
     package init() {
         connections = registry.makeGauge(descriptor: Self.describe("broker_connections", "Open WebSocket connections."))
@@ -103,10 +105,11 @@ package final class BrokerMetrics: Sendable {
         }
         self.jwksRefreshes = jwksRefreshes
         jwksKeys = registry.makeGauge(descriptor: Self.describe("broker_jwks_keys", "Keys in the JWKS in force."))
+        events = EventMetrics(registry: registry, describe: Self.describe)
     }
 
     /// Splits `broker_<name>[_total]` into Prometheus' name parts.
-    private static func describe(_ fullName: String, _ help: String) -> MetricNameDescriptor {
+    static func describe(_ fullName: String, _ help: String) -> MetricNameDescriptor {
         var name = fullName.dropFirst("broker_".count)
         var unit = ""
         if name.hasSuffix("_total") {

@@ -1,0 +1,198 @@
+import BrokerCore
+import Logging
+import ServiceLifecycle
+
+/// Delivers the outbox: each event's webhook to the backend and its push to the donor's browsers.
+///
+/// Every node runs one; the outbox leases each delivery to one node at a time, so in a cluster each event is
+/// sent by one node (again by another only if that one stops before it is done, when its lease runs out).
+/// One donation's events go one at a time, oldest first. A failed attempt is tried again after an
+/// exponential backoff with full jitter, until the delivery is older than the give-up time; then it is kept
+/// as failed for an operator to look at and send again (`/v1/events/failed`, `/v1/events/retry`).
+struct EventDispatcher: Service {
+    struct Retry: Sendable {
+        /// The first retry waits up to this; each next up to twice as long.
+        var base: Duration = .seconds(5)
+        /// No wait is longer.
+        var cap: Duration = .seconds(3_600)
+        /// A webhook not delivered this long after its event is given up.
+        var giveUpAfter: Duration = .seconds(24 * 3_600)
+    }
+
+    let outbox: any EventOutbox
+    let webhooks: (any WebhookSending)?
+    let pushes: (any PushSending)?
+    let node: String
+    var retry = Retry()
+    /// How long a claimed delivery stays this node's: longer than one attempt may take.
+    let lease: Duration
+    let clock: WallClock
+    let metrics: EventMetrics
+    let logger: Logger
+    let doorbell: Doorbell
+    /// How often the outbox is looked at when nothing rang.
+    var tick: Duration = .seconds(1)
+    /// Deliveries claimed at once; attempts of one batch run concurrently.
+    var batch = 16
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var lastStats: Int64 = .min
+            var lastPrune: Int64 = .min
+            while !Task.isCancelled {
+                var busy = false
+                if webhooks != nil { busy = await deliverWebhooks() || busy }
+                if pushes != nil { busy = await deliverPushes() || busy }
+                let now = clock.now()
+                if now - lastStats >= 5_000 {
+                    lastStats = now
+                    await updateGauges(now: now)
+                }
+                if now - lastPrune >= 3_600_000 {
+                    lastPrune = now
+                    // Delivered events are kept a week, for an operator asking what the backend was told.
+                    _ = try? await outbox.prune(deliveredBefore: now - 7 * 86_400_000)
+                }
+                if !busy { await doorbell.wait(limit: tick) }
+            }
+        }
+    }
+
+    /// Sends one batch of due webhooks. - Returns: whether there was any.
+    func deliverWebhooks() async -> Bool {
+        guard let webhooks else { return false }
+        let now = clock.now()
+        let claimed: [ClaimedEvent]
+        do {
+            claimed = try await outbox.claim(.webhook, node: node, now: now, lease: lease.milliseconds, limit: batch)
+        } catch {
+            logger.warning("the event outbox cannot be read; webhooks wait", metadata: ["error": "\(error)"])
+            return false
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for delivery in claimed {
+                group.addTask {
+                    let verdict = await webhooks.send(delivery.event, now: now)
+                    await settle(delivery, route: .webhook, verdict: verdict)
+                }
+            }
+        }
+        return !claimed.isEmpty
+    }
+
+    /// Sends one batch of due pushes, each to every subscription of its donation. - Returns: whether there was any.
+    func deliverPushes() async -> Bool {
+        guard let pushes else { return false }
+        let now = clock.now()
+        let claimed: [ClaimedEvent]
+        do {
+            claimed = try await outbox.claim(.push, node: node, now: now, lease: lease.milliseconds, limit: batch)
+        } catch {
+            logger.warning("the event outbox cannot be read; pushes wait", metadata: ["error": "\(error)"])
+            return false
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for delivery in claimed {
+                group.addTask { await push(delivery, with: pushes, now: now) }
+            }
+        }
+        return !claimed.isEmpty
+    }
+
+    private func push(_ delivery: ClaimedEvent, with pushes: any PushSending, now: Int64) async {
+        let event = delivery.event
+        guard let message = event.push else {
+            await settle(delivery, route: .push, verdict: .delivered)
+            return
+        }
+        let subscriptions: [PushSubscriptionRecord]
+        do {
+            subscriptions = try await outbox.subscriptions(donation: event.donation, incarnation: event.incarnation)
+        } catch {
+            await settle(delivery, route: .push, verdict: .retry("the subscriptions could not be read: \(error)"))
+            return
+        }
+        var again: String?
+        for subscription in subscriptions {
+            let verdict = await pushes.send(event, message: message, to: subscription, now: now)
+            switch verdict {
+            case .delivered:
+                metrics.attempt(.push, "sent")
+            case .gone(let why):
+                metrics.attempt(.push, "gone")
+                logger.info("a push subscription is gone; deleted", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
+                try? await outbox.removeSubscription(endpoint: subscription.endpoint)
+            case .drop(let why):
+                metrics.attempt(.push, "failed")
+                logger.warning("a push service refused a push", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
+            case .retry(let why):
+                again = why
+            }
+        }
+        // A push past its TTL says something no longer true ("4 minutes away"): it is not tried again. Another try
+        // reaches the browsers that took it already too, under the same tag, which replaces the shown one.
+        if let again, now < event.occurredAt + Int64(message.ttlSeconds) * 1000 {
+            metrics.attempt(.push, "retry")
+            await reschedule(delivery, route: .push, error: again, now: now)
+            return
+        }
+        if again != nil { metrics.attempt(.push, "failed") }
+        await markDelivered(delivery, route: .push)
+        if event.type == "tracking.ended" {
+            // Nothing is pushed after the end: the donation's subscriptions go with its last push.
+            try? await outbox.removeSubscriptions(donation: event.donation)
+        }
+    }
+
+    private func settle(_ delivery: ClaimedEvent, route: OutboxRoute, verdict: DeliveryVerdict) async {
+        let now = clock.now()
+        switch verdict {
+        case .delivered:
+            if route == .webhook { metrics.attempt(route, "sent") }
+            await markDelivered(delivery, route: route)
+        case .retry(let why), .gone(let why), .drop(let why):
+            if now - delivery.event.occurredAt >= retry.giveUpAfter.milliseconds {
+                metrics.attempt(route, "failed")
+                logger.error(
+                    "an event was not delivered in time and is kept as failed",
+                    metadata: ["event": "\(delivery.event.id)", "type": "\(delivery.event.type)", "route": "\(route.rawValue)", "why": "\(why)"])
+                try? await outbox.failed(delivery.event.id, route: route, node: node, attempts: delivery.attempts + 1, error: why)
+            } else {
+                metrics.attempt(route, "retry")
+                await reschedule(delivery, route: route, error: why, now: now)
+            }
+        }
+    }
+
+    private func markDelivered(_ delivery: ClaimedEvent, route: OutboxRoute) async {
+        do {
+            try await outbox.delivered(delivery.event.id, route: route, node: node, at: clock.now())
+        } catch {
+            // The lease runs out and the delivery is made again: at least once, as promised.
+            logger.warning("a delivery could not be marked done; it will be made again", metadata: ["event": "\(delivery.event.id)", "error": "\(error)"])
+        }
+    }
+
+    private func reschedule(_ delivery: ClaimedEvent, route: OutboxRoute, error: String, now: Int64) async {
+        let attempts = delivery.attempts + 1
+        let wait = Self.backoff(attempt: attempts, base: retry.base, cap: retry.cap)
+        try? await outbox.retry(delivery.event.id, route: route, node: node, attempts: attempts, nextAttemptAt: now + wait, error: error)
+    }
+
+    /// Full jitter: a wait drawn below min(cap, base * 2^(attempt - 1)), in milliseconds.
+    static func backoff(attempt: Int, base: Duration, cap: Duration) -> Int64 {
+        let ceiling = min(cap.milliseconds, base.milliseconds << min(max(attempt - 1, 0), 30))
+        return ceiling > 0 ? Int64.random(in: 0...ceiling) : 0
+    }
+
+    private func updateGauges(now: Int64) async {
+        for route in [OutboxRoute.webhook, .push] where (route == .webhook ? webhooks != nil : pushes != nil) {
+            if let stats = try? await outbox.stats(route: route, now: now) { metrics.update(route, stats) }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}
