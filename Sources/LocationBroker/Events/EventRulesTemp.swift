@@ -16,3 +16,14 @@ enum WebhookSecretRule {
         return nil
     }
 }
+enum PushSubscriptionRule {
+    static func refusal(endpoint: String, allowedHosts: [String]) -> String? {
+        guard endpoint.utf8.count <= 2048 else { return "endpoint is longer than 2048 bytes" }
+        if let refusal = EventURLRule.refusal(endpoint, allowedHosts: allowedHosts) { return "endpoint " + refusal }
+        guard let host = URL(string: endpoint)?.host?.lowercased(),
+            allowedHosts.contains(where: { $0 == host || ($0.hasPrefix("*.") && host.hasSuffix($0.dropFirst())) })
+        else { return "endpoint is not on a push service this broker sends to (push_service_hosts)" }
+        return nil
+    }
+    static func refusal(p256dh: String, auth: String) -> String? { nil }
+}
