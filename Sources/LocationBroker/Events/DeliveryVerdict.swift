@@ -1,7 +1,7 @@
 import BrokerCore
 
 /// What became of one delivery attempt, as the dispatcher acts on it.
-enum DeliveryVerdict: Sendable, Equatable {
+enum AttemptVerdict: Sendable, Equatable {
     /// The receiver took it (2xx).
     case delivered
     /// Worth trying again later: a timeout, a refused connection, 408, 429, a 5xx (and, for webhooks, any other
@@ -15,10 +15,10 @@ enum DeliveryVerdict: Sendable, Equatable {
 
 /// Sends one event's webhook to the backend.
 protocol WebhookSending: Sendable {
-    func send(_ event: OutboxEvent, now: Int64) async -> DeliveryVerdict
+    func send(_ event: OutboxEvent, now: Int64) async -> AttemptVerdict
 }
 
 /// Sends one push to one donor's browser.
 protocol PushSending: Sendable {
-    func send(_ event: OutboxEvent, message: PushMessage, to subscription: PushSubscriptionRecord, now: Int64) async -> DeliveryVerdict
+    func send(_ event: OutboxEvent, message: PushMessage, to subscription: PushSubscriptionRecord, now: Int64) async -> AttemptVerdict
 }

@@ -144,7 +144,7 @@ struct EventDispatcher: Service {
         }
     }
 
-    private func settle(_ delivery: ClaimedEvent, route: OutboxRoute, verdict: DeliveryVerdict) async {
+    private func settle(_ delivery: ClaimedEvent, route: OutboxRoute, verdict: AttemptVerdict) async {
         let now = clock.now()
         switch verdict {
         case .delivered:
