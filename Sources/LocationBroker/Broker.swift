@@ -76,7 +76,9 @@ struct Broker: Sendable {
             logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
         } else {
             hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: clock, framing: TextFrame.framing)
-            let sqlite = try SQLiteDonationStore(path: configuration.database)
+            // One queue for the donations and the event outbox, so a change and its events are one transaction.
+            let database = try SQLiteDatabase.open(path: configuration.database)
+            let sqlite = SQLiteDonationStore(database: database)
             snapshot = try await sqlite.activeDonations()
             store = sqlite
             hub.load(snapshot)

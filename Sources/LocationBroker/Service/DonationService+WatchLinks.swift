@@ -23,7 +23,7 @@ extension DonationService {
                 guard var donation = old, donation.incarnation == nil else { return .keep }
                 donation.incarnation = Self.newIncarnation()
                 return .save(donation)
-            }
+            } events: { _ in [] }
             if let change { apply(change) }
             guard let donation = try await store.donation(id: id), !donation.state.isTerminal else { return nil }
             return donation

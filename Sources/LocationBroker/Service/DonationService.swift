@@ -48,7 +48,7 @@ struct DonationService: Sendable {
         }
         let now = clock.now()
         let change = try await stripe(id).withLock { () -> DonationChange? in
-            let change = try await store.change(id: id) { old in try Self.decide(id: id, update: update, old: old, now: now) }
+            let change = try await store.change(id: id, { old in try Self.decide(id: id, update: update, old: old, now: now) }, events: { _ in [] })
             if let change { apply(change) }
             return change
         }
@@ -111,7 +111,7 @@ struct DonationService: Sendable {
     func delete(id: String) async throws -> Bool {
         guard DonationID.isValid(id) else { return false }
         return try await stripe(id).withLock {
-            guard let change = try await store.change(id: id, { old in old == nil ? .keep : .delete }) else { return false }
+            guard let change = try await store.change(id: id, { old in old == nil ? .keep : .delete }, events: { _ in [] }) else { return false }
             apply(change)
             logger.info("donation deleted", metadata: ["donation": "\(id)"])
             return true

@@ -12,10 +12,15 @@ protocol DonationStore: Sendable {
     /// The donation with this id, or `nil`.
     func donation(id: String) async throws -> Donation?
     /// Reads the donation, asks `decide` what it becomes, and stores that, as one atomic step: concurrent
-    /// changes to one donation, from this node or any other, run one after the other.
-    /// - Returns: the change made, or `nil` when `decide` kept the donation as it was.
-    /// - Throws: what `decide` throws (nothing is stored then), or a store error.
-    func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange?
+    /// changes to one donation, from this node or any other, run one after the other. The events the change
+    /// causes (`events`, asked once the change has its revision) go into the event outbox in the same transaction:
+    /// stored with the change, or not at all.
+    /// - Returns: the change made, or `nil` when `decide` kept the donation as it was (`events` is not asked then).
+    /// - Throws: what `decide` or `events` throws (nothing is stored then), or a store error.
+    func change(
+        id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision,
+        events: @escaping @Sendable (DonationChange) throws -> [OutboxEvent]
+    ) async throws -> DonationChange?
     /// Every donation that has not ended (neither DELIVERED nor CANCELLED), with the store's revision when it
     /// was read, to rebuild the gates at start.
     func activeDonations() async throws -> StoreSnapshot

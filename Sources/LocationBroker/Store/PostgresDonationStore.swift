@@ -38,7 +38,10 @@ struct PostgresDonationStore: DonationStore {
         }
     }
 
-    package func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
+    package func change(
+        id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision,
+        events: @escaping @Sendable (DonationChange) throws -> [OutboxEvent]
+    ) async throws -> DonationChange? {
         try await guarded {
             try await client.withTransaction(logger: logger) { connection -> DonationChange? in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.changeLockKey))", logger: logger)
@@ -67,6 +70,7 @@ struct PostgresDonationStore: DonationStore {
                     """, logger: logger)
                 for try await value in written.decode(Int64.self) { revision = value }
                 let change = DonationChange(id: id, revision: revision, old: old, new: new)
+                try await PostgresEventOutbox.insert(try events(change), on: connection, logger: logger)
                 if let channel = old?.volunteer, old?.state.isTrackable == true,
                     new?.state.isTrackable != true || new?.volunteer != channel
                 {
@@ -142,6 +146,12 @@ struct PostgresDonationStore: DonationStore {
     /// Runs `body` with the store's timeout, and turns a store that cannot be reached into
     /// ``DonationStoreUnavailable``; what the caller's `decide` threw comes out as it was.
     private func guarded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await Self.guarded(timeout: timeout, body)
+    }
+
+    /// Runs `body` within `timeout`, and turns a PostgreSQL that cannot be reached into ``DonationStoreUnavailable``;
+    /// what a caller's closure threw inside a transaction comes out as it was. The event outbox's calls go through it too.
+    static func guarded<T: Sendable>(timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await body() }

@@ -65,6 +65,56 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            "v4-events",
+            [
+                // The event outbox (see PostgresEventOutbox): `seq` keeps the order events were appended in, and each
+                // route keeps its own delivery state. Bodies hold no coordinate, so they are stored as they are.
+                """
+                CREATE TABLE lb_events (
+                    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    id text NOT NULL UNIQUE,
+                    donation text NOT NULL,
+                    incarnation text NOT NULL,
+                    type text NOT NULL,
+                    occurred_at bigint NOT NULL,
+                    body text NOT NULL,
+                    push text,
+                    webhook_state text NOT NULL CHECK (webhook_state IN ('pending', 'delivered', 'failed', 'none')),
+                    webhook_attempts integer NOT NULL DEFAULT 0,
+                    webhook_next_attempt_at bigint NOT NULL DEFAULT 0,
+                    webhook_last_error text,
+                    webhook_claimed_by text,
+                    webhook_claimed_until bigint,
+                    webhook_delivered_at bigint,
+                    push_state text NOT NULL CHECK (push_state IN ('pending', 'delivered', 'failed', 'none')),
+                    push_attempts integer NOT NULL DEFAULT 0,
+                    push_next_attempt_at bigint NOT NULL DEFAULT 0,
+                    push_last_error text,
+                    push_claimed_by text,
+                    push_claimed_until bigint,
+                    push_delivered_at bigint
+                )
+                """,
+                // A donation's oldest pending row on a route is the one claimed: found through these.
+                "CREATE INDEX lb_events_webhook_pending ON lb_events (donation, seq) WHERE webhook_state = 'pending'",
+                "CREATE INDEX lb_events_push_pending ON lb_events (donation, seq) WHERE push_state = 'pending'",
+                // One row per browser and donation: a browser has one endpoint for the whole tracking page, and may
+                // watch two donations.
+                """
+                CREATE TABLE lb_push_subscriptions (
+                    endpoint text NOT NULL,
+                    donation text NOT NULL,
+                    incarnation text NOT NULL,
+                    p256dh text NOT NULL,
+                    auth text NOT NULL,
+                    created_at bigint NOT NULL,
+                    PRIMARY KEY (donation, endpoint)
+                )
+                """,
+                "CREATE INDEX lb_push_subscriptions_by_endpoint ON lb_push_subscriptions (endpoint)",
+            ]
+        ),
     ]
 
     /// What a node reads at start.

@@ -3,25 +3,18 @@ import BrokerProtocol
 import Foundation
 import GRDB
 
-/// Donations in a SQLite file through GRDB, in WAL mode with `synchronous=FULL` so that each acknowledged
-/// write survives a crash of the process or of the machine.
+/// Donations in the broker's SQLite file (see ``SQLiteDatabase``).
 struct SQLiteDonationStore: DonationStore {
     private let database: DatabaseQueue
 
-    /// Opens (creating if needed) the database at `path`, with its folder, and runs pending migrations.
-    /// What it creates is readable by the broker's user only (folders 0700, the file 0600, and so SQLite's
-    /// journal files, which take the file's mode), whatever the umask: donors' homes are in it.
+    /// The store on a database ``SQLiteDatabase/open(path:)`` opened (and migrated).
+    init(database: DatabaseQueue) {
+        self.database = database
+    }
+
+    /// Opens the database at `path` as ``SQLiteDatabase/open(path:)`` does, for this store alone.
     init(path: String) throws {
-        try PrivateFiles.createFolders(for: path)
-        try PrivateFiles.createFile(path)
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        configuration.busyMode = .timeout(5)
-        database = try DatabaseQueue(path: path, configuration: configuration)
-        try Self.migrator.migrate(database)
+        self.init(database: try SQLiteDatabase.open(path: path))
     }
 
     /// Versioned schema changes; a released migration is never edited, only followed by a new one.
@@ -57,6 +50,55 @@ struct SQLiteDonationStore: DonationStore {
             try db.alter(table: "donation") { table in table.add(column: "incarnation", .text) }
             try db.execute(sql: "UPDATE donation SET incarnation = lower(hex(randomblob(16)))")
         }
+        migrator.registerMigration("v4-events") { db in
+            // The event outbox (see SQLiteEventOutbox): `seq` keeps the order events were appended in, and each
+            // route keeps its own delivery state. Bodies hold no coordinate, so they are stored as they are.
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox_event (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        id TEXT NOT NULL UNIQUE,
+                        donation TEXT NOT NULL,
+                        incarnation TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        occurred_at INTEGER NOT NULL,
+                        body TEXT NOT NULL,
+                        push TEXT,
+                        webhook_state TEXT NOT NULL CHECK (webhook_state IN ('pending', 'delivered', 'failed', 'none')),
+                        webhook_attempts INTEGER NOT NULL DEFAULT 0,
+                        webhook_next_attempt_at INTEGER NOT NULL DEFAULT 0,
+                        webhook_last_error TEXT,
+                        webhook_claimed_by TEXT,
+                        webhook_claimed_until INTEGER,
+                        webhook_delivered_at INTEGER,
+                        push_state TEXT NOT NULL CHECK (push_state IN ('pending', 'delivered', 'failed', 'none')),
+                        push_attempts INTEGER NOT NULL DEFAULT 0,
+                        push_next_attempt_at INTEGER NOT NULL DEFAULT 0,
+                        push_last_error TEXT,
+                        push_claimed_by TEXT,
+                        push_claimed_until INTEGER,
+                        push_delivered_at INTEGER
+                    )
+                    """)
+            // A donation's oldest pending row on a route is the one claimed: found through these.
+            try db.execute(sql: "CREATE INDEX outbox_event_webhook_pending ON outbox_event (donation, seq) WHERE webhook_state = 'pending'")
+            try db.execute(sql: "CREATE INDEX outbox_event_push_pending ON outbox_event (donation, seq) WHERE push_state = 'pending'")
+            // One row per browser and donation: a browser has one endpoint for the whole tracking page, and may
+            // watch two donations.
+            try db.execute(
+                sql: """
+                    CREATE TABLE push_subscription (
+                        endpoint TEXT NOT NULL,
+                        donation TEXT NOT NULL,
+                        incarnation TEXT NOT NULL,
+                        p256dh TEXT NOT NULL,
+                        auth TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (donation, endpoint)
+                    )
+                    """)
+            try db.execute(sql: "CREATE INDEX push_subscription_by_endpoint ON push_subscription (endpoint)")
+        }
         return migrator
     }
 
@@ -66,7 +108,10 @@ struct SQLiteDonationStore: DonationStore {
         }
     }
 
-    package func change(id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision) async throws -> DonationChange? {
+    package func change(
+        id: String, _ decide: @escaping @Sendable (Donation?) throws -> DonationDecision,
+        events: @escaping @Sendable (DonationChange) throws -> [OutboxEvent]
+    ) async throws -> DonationChange? {
         try await database.write { db -> DonationChange? in
             let old = try Row.fetchOne(db, sql: "SELECT * FROM donation WHERE id = ?", arguments: [id]).map(Self.donation(from:))
             let decision = try decide(old)
@@ -83,7 +128,9 @@ struct SQLiteDonationStore: DonationStore {
                 new = donation
             }
             let revision = try Int64.fetchOne(db, sql: "UPDATE store_revision SET value = value + 1 RETURNING value") ?? 0
-            return DonationChange(id: id, revision: revision, old: old, new: new)
+            let change = DonationChange(id: id, revision: revision, old: old, new: new)
+            try SQLiteEventOutbox.insert(try events(change), in: db)
+            return change
         }
     }
 

@@ -1,0 +1,68 @@
+/// One event as the outbox keeps it: what the webhook sends (and, for some events, what a Web Push says) about one
+/// donation, until every route has delivered it or given up.
+package struct OutboxEvent: Sendable, Equatable {
+    /// `evt_` and 32 lowercase hex characters, the same whenever the same event is detected: the outbox stores an id once.
+    package var id: String
+    package var donation: String
+    /// The donation's incarnation; "" when it has none.
+    package var incarnation: String
+    /// The webhook's `type`, such as `tracking.approaching`.
+    package var type: String
+    /// Milliseconds since the epoch.
+    package var occurredAt: Int64
+    /// The webhook's JSON body, exactly the bytes that are signed.
+    package var body: String
+    /// What the push says; `nil` when this event is not pushed.
+    package var push: PushMessage?
+
+    package init(
+        id: String, donation: String, incarnation: String, type: String, occurredAt: Int64, body: String, push: PushMessage? = nil
+    ) {
+        self.id = id
+        self.donation = donation
+        self.incarnation = incarnation
+        self.type = type
+        self.occurredAt = occurredAt
+        self.body = body
+        self.push = push
+    }
+}
+
+/// What a push says; encrypted for each subscription when it is sent.
+package struct PushMessage: Sendable, Equatable, Codable {
+    package var title: String
+    package var body: String
+    /// The notification tag: one per donation, so that a new ETA replaces the previous one on the donor's screen.
+    package var tag: String
+    /// "very-low", "low", "normal" or "high".
+    package var urgency: String
+    package var ttlSeconds: Int
+    /// At most 32 characters of the base64url alphabet; one per donation, so the push service keeps only the newest.
+    package var topic: String
+
+    package init(title: String, body: String, tag: String, urgency: String, ttlSeconds: Int, topic: String) {
+        self.title = title
+        self.body = body
+        self.tag = tag
+        self.urgency = urgency
+        self.ttlSeconds = ttlSeconds
+        self.topic = topic
+    }
+}
+
+/// The ways an event leaves the broker. Each row keeps its delivery state per route.
+package enum OutboxRoute: String, Sendable, CaseIterable {
+    case webhook
+    case push
+}
+
+/// Where a row stands on one route.
+package enum OutboxDeliveryState: String, Sendable {
+    /// Waiting to be sent (first time or again after a failed attempt).
+    case pending
+    case delivered
+    /// Given up: kept for an operator, who may queue it again.
+    case failed
+    /// Not sent on this route (an event without a push).
+    case none
+}
