@@ -10,10 +10,10 @@ import Foundation
 enum EventMessage {
     /// The outbox row of `event`. An event with an identity gets the same id wherever and however often it
     /// is decided; a silence edge gets one from its moment and the node that judged it.
-    static func outboxEvent(_ event: TrackingEvent, node: String, pushes: Bool) -> OutboxEvent {
+    static func outboxEvent(_ event: TrackingEvent, node: String, webhooks: Bool, pushes: Bool) -> OutboxEvent {
         OutboxEvent(
             id: id(event, node: node), donation: event.donation, incarnation: event.incarnation, type: event.type,
-            occurredAt: event.at, body: body(event), push: pushes ? push(event) : nil)
+            occurredAt: event.at, body: body(event), push: pushes ? push(event) : nil, webhook: webhooks)
     }
 
     /// `evt_` and 32 hex digits of a SHA-256 of what makes the event itself.

@@ -12,6 +12,8 @@ struct EventWriter: Service {
     let outbox: any EventOutbox
     /// This node's name, part of the id of the events it alone decides (silences and their ends).
     let node: String
+    /// Whether webhooks are sent: only then does an event wait for one.
+    let webhooks: Bool
     /// Whether pushes are sent: only then does an event carry its push.
     let pushes: Bool
     /// In a cluster: whether any node kept a fix of `channel` after `since` (milliseconds).
@@ -43,7 +45,7 @@ struct EventWriter: Service {
                 // Unknown counts as silent: an extra `silent` answered by `back` beats a silence never told.
                 if heard == true { continue }
             }
-            rows.append(EventMessage.outboxEvent(event, node: node, pushes: pushes))
+            rows.append(EventMessage.outboxEvent(event, node: node, webhooks: webhooks, pushes: pushes))
         }
         var delay = Duration.milliseconds(250)
         while true {

@@ -14,9 +14,13 @@ package struct OutboxEvent: Sendable, Equatable {
     package var body: String
     /// What the push says; `nil` when this event is not pushed.
     package var push: PushMessage?
+    /// Whether the event goes to the backend's webhook: not when the broker has no `webhook_url`, so that events
+    /// kept only for pushes never wait as webhooks nobody will send.
+    package var webhook: Bool
 
     package init(
-        id: String, donation: String, incarnation: String, type: String, occurredAt: Int64, body: String, push: PushMessage? = nil
+        id: String, donation: String, incarnation: String, type: String, occurredAt: Int64, body: String, push: PushMessage? = nil,
+        webhook: Bool = true
     ) {
         self.id = id
         self.donation = donation
@@ -25,6 +29,7 @@ package struct OutboxEvent: Sendable, Equatable {
         self.occurredAt = occurredAt
         self.body = body
         self.push = push
+        self.webhook = webhook
     }
 }
 
@@ -51,6 +56,23 @@ package struct PushMessage: Sendable, Equatable, Codable {
 }
 
 /// The ways an event leaves the broker. Each row keeps its delivery state per route.
+extension OutboxEvent {
+    /// A silence and its end alternate per donation: a `tracking.silent` is stored only when the donation's latest
+    /// silence edge is not one (none yet, or a `tracking.back`), a `tracking.back` only when it is. Every node of a
+    /// cluster judges silence on its own; this makes the backend hear of each silence once, and of its end once.
+    static let silent = "tracking.silent"
+    static let back = "tracking.back"
+
+    /// The latest silence edge this event needs before it, if it is one: `(needs silent before it?)`.
+    var silenceEdgeNeedsSilentBefore: Bool? {
+        switch type {
+        case Self.silent: false
+        case Self.back: true
+        default: nil
+        }
+    }
+}
+
 package enum OutboxRoute: String, Sendable, CaseIterable {
     case webhook
     case push

@@ -41,13 +41,26 @@ package struct PostgresEventOutbox: EventOutbox {
         guard !events.isEmpty else { return }
         try await connection.query("SELECT pg_advisory_xact_lock(\(appendLockKey))", logger: logger)
         for event in events {
+            if let needsSilent = event.silenceEdgeNeedsSilentBefore {
+                // Under the append lock: two nodes judging the same silence take turns here.
+                var latest: String?
+                let rows = try await connection.query(
+                    """
+                    SELECT type FROM lb_events WHERE donation = \(event.donation) AND incarnation = \(event.incarnation)
+                        AND type IN (\(OutboxEvent.silent), \(OutboxEvent.back))
+                    ORDER BY seq DESC LIMIT 1
+                    """, logger: logger)
+                for try await type in rows.decode(String.self) { latest = type }
+                guard (latest == OutboxEvent.silent) == needsSilent else { continue }
+            }
             let push = try OutboxColumns.encode(event.push)
             let pushState = event.push == nil ? "none" : "pending"
+            let webhookState = event.webhook ? "pending" : "none"
             try await connection.query(
                 """
                 INSERT INTO lb_events (id, donation, incarnation, type, occurred_at, body, push, webhook_state, push_state)
                 VALUES (\(event.id), \(event.donation), \(event.incarnation), \(event.type), \(event.occurredAt), \(event.body), \(push),
-                    'pending', \(pushState))
+                    \(webhookState), \(pushState))
                 ON CONFLICT (id) DO NOTHING
                 """, logger: logger)
         }

@@ -15,18 +15,29 @@ package struct SQLiteEventOutbox: EventOutbox {
         try await database.write { db in try Self.insert(events, in: db) }
     }
 
-    /// Inserts `events` in the caller's transaction; ids already stored are left as they are.
+    /// Inserts `events` in the caller's transaction; ids already stored are left as they are, and a silence edge
+    /// out of turn (``OutboxEvent/silenceEdgeNeedsSilentBefore``) is not stored.
     static func insert(_ events: [OutboxEvent], in db: Database) throws {
         for event in events {
+            if let needsSilent = event.silenceEdgeNeedsSilentBefore {
+                let latest = try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT type FROM outbox_event WHERE donation = ? AND incarnation = ? AND type IN (?, ?)
+                        ORDER BY seq DESC LIMIT 1
+                        """,
+                    arguments: [event.donation, event.incarnation, OutboxEvent.silent, OutboxEvent.back])
+                guard (latest == OutboxEvent.silent) == needsSilent else { continue }
+            }
             try db.execute(
                 sql: """
                     INSERT INTO outbox_event (id, donation, incarnation, type, occurred_at, body, push, webhook_state, push_state)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO NOTHING
                     """,
                 arguments: [
                     event.id, event.donation, event.incarnation, event.type, event.occurredAt, event.body,
-                    try OutboxColumns.encode(event.push), event.push == nil ? "none" : "pending",
+                    try OutboxColumns.encode(event.push), event.webhook ? "pending" : "none", event.push == nil ? "none" : "pending",
                 ])
         }
     }

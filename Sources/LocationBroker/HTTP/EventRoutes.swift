@@ -25,7 +25,7 @@ struct EventRoutes: Sendable {
         OutboxRoute(rawValue: name ?? "webhook")
     }
 
-    /// One delivery given up, as an operator reads it: no payload beyond the event's own body.
+    /// One delivery given up, as an operator reads it.
     private struct FailedDelivery: Encodable {
         let id: String
         let type: String
@@ -33,7 +33,6 @@ struct EventRoutes: Sendable {
         let occurredAt: Int64
         let attempts: Int
         let lastError: String
-        let body: String
     }
 
     private func failed(_ request: Request) async -> Response {
@@ -47,8 +46,8 @@ struct EventRoutes: Sendable {
             return JSONResponse.encode(
                 rows.map {
                     FailedDelivery(
-                        id: $0.event.id, type: $0.event.type, donation: $0.event.donation, occurredAt: $0.event.occurredAt, attempts: $0.attempts,
-                        lastError: $0.error, body: $0.event.body)
+                        id: $0.id, type: $0.type, donation: $0.donation, occurredAt: $0.occurredAt, attempts: $0.attempts,
+                        lastError: $0.lastError ?? "")
                 })
         } catch {
             return refuse(.serviceUnavailable, .init(.unavailable, "the event outbox cannot be read now; retry"))

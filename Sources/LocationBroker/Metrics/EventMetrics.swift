@@ -80,6 +80,6 @@ final class EventMetrics: Sendable {
         pending[route]?.set(Int64(stats.pending))
         retrying[route]?.set(Int64(stats.retrying))
         failed[route]?.set(Int64(stats.failed))
-        oldestPendingSeconds[route]?.set(Double(stats.oldestPendingAge ?? 0) / 1000)
+        oldestPendingSeconds[route]?.set(Double(stats.oldestPendingAge) / 1000)
     }
 }

@@ -10,15 +10,18 @@ struct DonationService: Sendable {
     let metrics: BrokerMetrics
     let clock: WallClock
     let logger: Logger
+    /// How a change's trip events are written; `nil` when the broker tells nobody of events.
+    let events: DonationEvents?
     /// Changes to one donation run one at a time; donations on different stripes run in parallel.
     private let stripes: [AsyncLock]
 
-    init(store: any DonationStore, hub: Hub, metrics: BrokerMetrics, clock: WallClock, logger: Logger) {
+    init(store: any DonationStore, hub: Hub, metrics: BrokerMetrics, clock: WallClock, logger: Logger, events: DonationEvents? = nil) {
         self.store = store
         self.hub = hub
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
+        self.events = events
         self.stripes = (0..<32).map { _ in AsyncLock() }
     }
 
@@ -46,9 +49,13 @@ struct DonationService: Sendable {
         case .success(let valid): update = valid
         case .failure(let error): throw Refusal(status: 400, error: error)
         }
+        // The position events decided before this change are stored before its own, so the backend hears them
+        // in the order they happened.
+        await events?.recorder.flush()
         let now = clock.now()
+        let rows = eventRows(at: now)
         let change = try await stripe(id).withLock { () -> DonationChange? in
-            let change = try await store.change(id: id, { old in try Self.decide(id: id, update: update, old: old, now: now) }, events: { _ in [] })
+            let change = try await store.change(id: id, { old in try Self.decide(id: id, update: update, old: old, now: now) }, events: rows)
             if let change { apply(change) }
             return change
         }
@@ -94,10 +101,25 @@ struct DonationService: Sendable {
                 incarnation: old?.incarnation ?? Self.newIncarnation()))
     }
 
-    /// Brings the gates in line with a change this node made, and counts it.
+    /// Brings the gates in line with a change this node made, and counts it and its events.
     func apply(_ change: DonationChange) {
         hub.apply(change)
         metrics.donationUpdates.increment()
+        if let events {
+            let told = DonationChangeEvents.events(of: change, at: 0)
+            for event in told { metrics.events.stored[event.type]?.increment() }
+            if !told.isEmpty { events.onStored() }
+        }
+    }
+
+    /// The outbox rows of a change's events, decided at `now`, for the store to write in the change's transaction.
+    private func eventRows(at now: Int64) -> @Sendable (DonationChange) -> [OutboxEvent] {
+        guard let events else { return { _ in [] } }
+        return { change in
+            DonationChangeEvents.events(of: change, at: now).map {
+                EventMessage.outboxEvent($0, node: events.node, webhooks: events.webhooks, pushes: events.pushes)
+            }
+        }
     }
 
     /// The donation, or `nil`.
@@ -111,8 +133,12 @@ struct DonationService: Sendable {
     func delete(id: String) async throws -> Bool {
         guard DonationID.isValid(id) else { return false }
         return try await stripe(id).withLock {
-            guard let change = try await store.change(id: id, { old in old == nil ? .keep : .delete }, events: { _ in [] }) else { return false }
+            await events?.recorder.flush()
+            guard let change = try await store.change(id: id, { old in old == nil ? .keep : .delete }, events: eventRows(at: clock.now()))
+            else { return false }
             apply(change)
+            // A deleted donation says nothing more to anyone: its browsers' subscriptions go at once.
+            try? await events?.outbox.removeSubscriptions(donation: id)
             logger.info("donation deleted", metadata: ["donation": "\(id)"])
             return true
         }
