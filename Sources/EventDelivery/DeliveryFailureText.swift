@@ -17,7 +17,7 @@ enum DeliveryFailureText {
         case .deadlineExceeded, .readTimeout, .writeTimeout: return "timed out after \(timeout)"
         case .connectTimeout: return "connect timed out"
         case .remoteConnectionClosed: return "the receiver closed the connection before answering"
-        case .invalidURL, .emptyHost, .emptyScheme, .unsupportedScheme: return "not a URL the HTTP client can reach"
+        case .invalidURL, .emptyHost, .emptyScheme: return "not a URL the HTTP client can reach"
         case .cancelled: return "cancelled"
         default: return "\(error)"
         }

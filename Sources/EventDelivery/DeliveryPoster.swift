@@ -34,11 +34,8 @@ package struct DeliveryPoster: Sendable {
     }
 
     /// POSTs `body` with `headers` to `url`. Never throws: a failure is an outcome, as a status is.
-    package func post(_ body: some DataProtocol & Sendable, to url: String, headers: HTTPHeaders) async -> DeliveryOutcome {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers = headers
-        request.body = .bytes(ByteBuffer(bytes: body))
+    package func post(_ body: some DataProtocol, to url: String, headers: HTTPHeaders) async -> DeliveryOutcome {
+        let request = Self.request(body, to: url, headers: headers)
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         do {
             // AsyncHTTPClient's deadline stops at the answer's head; the body is read under the same deadline here.
@@ -59,12 +56,12 @@ package struct DeliveryPoster: Sendable {
             return .failed(DeliveryFailureText.describe(error, url: url, timeout: timeout))
         }
     }
-}
 
-extension TimeAmount {
-    /// `duration` in NIO's unit, to the nanosecond.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    private static func request(_ body: some DataProtocol, to url: String, headers: HTTPHeaders) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers = headers
+        request.body = .bytes(ByteBuffer(bytes: body))
+        return request
     }
 }

@@ -37,7 +37,7 @@ package enum WebPushEncryption {
         let keys: WebPushContentKeys
         do {
             let shared = try ephemeralKey.sharedSecretFromKeyAgreement(with: receiver.publicKey)
-            keys = WebPushContentKeys(
+            keys = try WebPushContentKeys(
                 sharedSecret: shared, authSecret: receiver.authSecret, receiverPublic: receiver.publicKey.x963Representation,
                 senderPublic: senderPublic, salt: salt)
         } catch {

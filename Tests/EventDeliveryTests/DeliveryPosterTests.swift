@@ -77,7 +77,8 @@ final class DeliveryPosterTests: XCTestCase {
         let poster = DeliveryPoster(client: client, timeout: .seconds(20), responseBodyLimit: 4096)
         let outcome = await poster.post(Array("x".utf8), to: server.url("/huge"), headers: [:])
         XCTAssertEqual(outcome, .status(200))
-        try await waitUntil("the receiver sees the sender hang up before the 64 MiB are read") { self.server.hugeAnswerAbandoned }
+        let server = try XCTUnwrap(server)
+        try await waitUntil("the receiver sees the sender hang up before the 64 MiB are read") { server.hugeAnswerAbandoned }
     }
 
     func testARefusedConnectionIsAShortFailureWithoutThePath() async throws {

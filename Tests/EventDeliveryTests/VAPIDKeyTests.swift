@@ -63,7 +63,7 @@ final class VAPIDKeyTests: XCTestCase {
                 _ = try key.authorization(endpoint: endpoint, subject: subject, expiresAt: Self.now + expiresIn, now: Self.now)
                 return nil
             } catch {
-                return error as? VAPIDKeyError
+                return error
             }
         }
         for subject in ["ops@example.org", "http://example.org", "mailto:", "https://", "", "tel:+3312345678"] {
