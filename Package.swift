@@ -114,6 +114,17 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        // What leaves the broker for a receiver: Standard Webhooks signatures, VAPID (RFC 8292), Web Push encryption
+        // (RFC 8291), the retry schedule and the HTTP poster. Crypto and HTTP only: it knows nothing of the broker.
+        .target(
+            name: "EventDelivery",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // What every HTTP route of the broker shares: the request context and the JSON answers and errors.
         .target(
             name: "BrokerHTTP",
@@ -249,6 +260,20 @@ let package = Package(
         .testTarget(name: "TrackingRulesTests", dependencies: ["TrackingRules", "BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
         .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom"]),
+        // Signatures, VAPID, Web Push encryption by the RFCs' vectors, the retry schedule, and the poster against a
+        // live server on port 0.
+        .testTarget(
+            name: "EventDeliveryTests",
+            dependencies: [
+                "EventDelivery",
+                "DeterministicRandom",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
         .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol"]),
         .testTarget(
