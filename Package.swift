@@ -186,6 +186,7 @@ let package = Package(
                 "BrokerHTTP",
                 "TrackingPage",
                 "PubNubCompatibility",
+                "EventDelivery",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

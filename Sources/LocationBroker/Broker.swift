@@ -3,6 +3,7 @@ import BrokerCore
 import BrokerHTTP
 import BrokerProtocol
 import BrokerWebSocket
+import EventDelivery
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -43,17 +44,26 @@ struct Broker: Sendable {
         }
         // One wall clock for the hub and everything that stamps or judges time next to it.
         let clock = WallClock.system
+        let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+        // Trip events are decided only when someone is told of them.
+        let recorder = configuration.tellsEvents ? EventRecorder(onDropped: { metrics.events.dropped.increment() }) : nil
+        let eventRules = recorder.map {
+            TrackingEventRules(
+                sink: $0, approachingMinutes: configuration.eventsApproachingMinutes, silentAfterSeconds: configuration.eventsSilentSeconds)
+        }
         let hub: Hub
         let store: any DonationStore
+        let eventOutbox: any EventOutbox
+        var heardSince: (@Sendable (String, Int64) async throws -> Bool)?
         let snapshot: StoreSnapshot
         var clusterServices: [any Service] = []
         var listening: Latch?
         if let location = configuration.store {
-            let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
             // The configuration refuses a PostgreSQL store without cluster secrets.
             let keys = ClusterKeys(secrets: configuration.clusterSecrets ?? [])
             let outbox = ClusterOutbox(node: node, interest: ShardInterest(keys: keys))
-            hub = Hub(settings: HubSettings(configuration), metrics: metrics, cluster: outbox, clock: clock, framing: TextFrame.framing)
+            hub = Hub(
+                settings: HubSettings(configuration), metrics: metrics, cluster: outbox, clock: clock, framing: TextFrame.framing, events: eventRules)
             let prepared = try await PostgresSchema.prepare(location, keys: keys, logger: logger)
             snapshot = prepared.snapshot
             hub.load(snapshot)
@@ -65,6 +75,8 @@ struct Broker: Sendable {
             let client = PostgresClient(configuration: location.clientConfiguration(), backgroundLogger: logger)
             let postgres = PostgresDonationStore(client: client, node: node, keys: keys, logger: logger)
             store = postgres
+            eventOutbox = PostgresEventOutbox(client: client, logger: logger)
+            heardSince = { channel, since in try await postgres.heard(channel: channel, since: since) }
             let latch = Latch()
             listening = latch
             clusterServices = [
@@ -75,17 +87,21 @@ struct Broker: Sendable {
             ]
             logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
         } else {
-            hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: clock, framing: TextFrame.framing)
+            hub = Hub(settings: HubSettings(configuration), metrics: metrics, clock: clock, framing: TextFrame.framing, events: eventRules)
             // One queue for the donations and the event outbox, so a change and its events are one transaction.
             let database = try SQLiteDatabase.open(path: configuration.database)
             let sqlite = SQLiteDonationStore(database: database)
+            eventOutbox = SQLiteEventOutbox(database: database)
             snapshot = try await sqlite.activeDonations()
             store = sqlite
             hub.load(snapshot)
         }
         logger.info("donations loaded", metadata: ["active": "\(snapshot.donations.count)", "store": "\(configuration.storeDescription)"])
         let verifier = try await TokenVerifier(configuration: configuration, keys: jwks?.ring)
-        let donations = DonationService(store: store, hub: hub, metrics: metrics, clock: clock, logger: logger)
+        let events = try EventServices.make(
+            configuration: configuration, recorder: recorder, outbox: eventOutbox, heardSince: heardSince, node: node, metrics: metrics, clock: clock,
+            logger: logger)
+        let donations = DonationService(store: store, hub: hub, metrics: metrics, clock: clock, logger: logger, events: events.donationEvents)
         let draining = DrainFlag()
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
@@ -118,6 +134,11 @@ struct Broker: Sendable {
             countRefusal: { metrics.reject($0) }, isDraining: isDraining, hold: .seconds(configuration.pubNubHoldSeconds),
             maxBodyBytes: configuration.maxBodyBytes, clustered: configuration.store != nil
         ).register(on: router)
+        PushRoutes(
+            publicKey: events.vapidPublicKey, watchLinks: watchLinks, outbox: events.vapidPublicKey == nil ? nil : eventOutbox,
+            allowedHosts: configuration.pushServiceHosts, metrics: metrics, clock: { clock.now() }
+        ).register(on: router)
+        EventRoutes(outbox: eventOutbox, metrics: metrics, clock: { clock.now() }).register(on: router, backendKey: configuration.backendKey ?? "")
         try TrackingMap(configuration.map, countRefusal: { metrics.reject($0) }, logger: logger).register(on: router)
         OpenAPIDocument.register(on: router)
 
@@ -148,7 +169,9 @@ struct Broker: Sendable {
             hub: hub, draining: draining, grace: .seconds(Int64(configuration.shutdownGraceSeconds)), logger: logger)
         return Broker(
             configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
-            services: clusterServices + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub, budgets: [identityRefusals, addressRefusals]), drain]
+            // The event services stop after the application, so that what the last requests decided is still stored.
+            services: clusterServices + events.services
+                + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub, budgets: [identityRefusals, addressRefusals]), drain]
                 + (jwks.map { [$0 as any Service] } ?? []))
     }
 

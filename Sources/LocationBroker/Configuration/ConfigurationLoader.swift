@@ -165,6 +165,22 @@ enum ConfigurationLoader {
             throw ConfigurationError(description: "backend_key and jwt_secret must differ: whoever holds the JWT secret could otherwise change donations.")
         }
         try validateCluster(configuration)
+        try validateEvents(configuration)
+    }
+
+    /// Webhooks need their secrets; a cluster's nodes must push with one VAPID key.
+    private static func validateEvents(_ configuration: BrokerConfiguration) throws {
+        if configuration.webhookURL != nil, configuration.webhookSecrets == nil {
+            throw ConfigurationError(
+                description: "webhook_url needs webhook_secrets: set LOCATION_BROKER_WEBHOOK_SECRETS to a whsec_ secret shared with the receiver (for example: echo \"whsec_$(openssl rand -base64 32)\").")
+        }
+        if configuration.webhookSecrets != nil, configuration.webhookURL == nil {
+            throw ConfigurationError(description: "webhook_secrets is set but webhook_url is not: set both to send webhooks, or neither.")
+        }
+        if configuration.pushSubject != nil, configuration.store != nil, configuration.vapidPrivateKeyFile == nil {
+            throw ConfigurationError(
+                description: "push_subject on a cluster needs vapid_private_key_file: every node must sign pushes with the same key (make one with: openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out vapid-private.pem).")
+        }
     }
 
     /// A PostgreSQL store needs cluster secrets: without them anyone who can connect to the database would read

@@ -28,6 +28,20 @@ struct PostgresDonationStore: DonationStore {
     /// The NOTIFY channel every node listens on.
     static let eventChannel = "lb_events"
 
+    /// Whether any node kept a fix of `channel` after `since` (milliseconds since the Unix epoch), by the stored
+    /// newest positions: a node that does not hear a volunteer's bus shard asks before it calls the volunteer silent.
+    func heard(channel: String, since: Int64) async throws -> Bool {
+        try await guarded {
+            let rows = try await client.query(
+                """
+                SELECT 1 FROM lb_last_positions WHERE channel_key = ANY(\(keys.channelKeys(channel)))
+                    AND kept_at > to_timestamp(\(Double(since) / 1000)) LIMIT 1
+                """, logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
     package func donation(id: String) async throws -> Donation? {
         try await guarded {
             let rows = try await client.query("SELECT body FROM lb_donations WHERE id = \(id)", logger: logger)
