@@ -10,6 +10,8 @@ const PUSH_WORKER_PATH = '/track/push-worker.js';
 // both told, and stopping one leaves the other on (a browser keeps one subscription per scope).
 const PUSH_SCOPE = '/track/' + encodeURIComponent(donationId);
 const PUSH_ACTIVATION_TIMEOUT_MS = 10000;
+// A browser without a reachable push service may leave subscribe() pending for ever (headless Chromium does).
+const PUSH_SUBSCRIBE_TIMEOUT_MS = 20000;
 
 const pushView = { box: $('push'), on: $('push-on'), off: $('push-off'), status: $('push-status') };
 // offered: the box is shown; subscribed: this browser holds a subscription for the donation; busy: a click is
@@ -80,6 +82,13 @@ async function activeRegistration() {
   return registration;
 }
 
+// `promise`, or an error saying `what` did not happen within `ms`.
+function within(ms, what, promise) {
+  let timer = null;
+  const late = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(what)), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 async function existingSubscription() {
   const registration = await navigator.serviceWorker.getRegistration(PUSH_SCOPE);
   // getRegistration finds the registration whose scope best matches; only ours (exactly this donation's) counts.
@@ -104,7 +113,16 @@ async function turnNotificationsOn() {
     }
     sayPush('Turning notifications on\u2026');
     const registration = await activeRegistration();
-    subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(pushState.key) });
+    const subscribing = registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(pushState.key) });
+    // A subscription that comes after the page gave up is dropped: the broker never heard of it.
+    const late = { gaveUp: false };
+    subscribing.then((made) => { if (late.gaveUp) made.unsubscribe(); }, () => {});
+    try {
+      subscription = await within(PUSH_SUBSCRIBE_TIMEOUT_MS, "your browser's push service did not answer", subscribing);
+    } catch (error) {
+      late.gaveUp = true;
+      throw error;
+    }
     const response = await pushRequest('POST', subscription);
     if (response.status !== 201) {
       const message = await brokerMessage(response);
