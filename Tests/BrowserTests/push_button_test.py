@@ -127,14 +127,16 @@ class PushBrowser(Browser):
             const box = document.getElementById('push');
             const on = document.getElementById('push-on');
             const off = document.getElementById('push-off');
-            return { shown: !box.hidden, on: !on.hidden && !on.disabled, off: !off.hidden && !off.disabled,
+            const usable = (b) => !b.hidden && b.getAttribute('aria-disabled') !== 'true';
+            return { shown: !box.hidden, on: usable(on), off: usable(off), focus: document.activeElement && document.activeElement.id,
                      status: document.getElementById('push-status').textContent,
                      live: document.getElementById('push-status').getAttribute('aria-live'),
                      connection: document.getElementById('connection').textContent, stub: window.__push || null };
         })())"""))
 
     async def click(self, element_id):
-        await self.evaluate(f"document.getElementById('{element_id}').click()")
+        """Focuses the button, then clicks it, as a keyboard user's Enter does."""
+        await self.evaluate(f"(() => {{ const b = document.getElementById('{element_id}'); b.focus(); b.click(); }})()")
 
     async def registration(self):
         return json.loads(await self.evaluate("""navigator.serviceWorker.getRegistration('/track/' + location.pathname.split('/').pop())
@@ -239,7 +241,8 @@ async def run(options):
         sent_before = len(browser.push_requests)
         await browser.click("push-on")
         box = await wait_box(browser, "the broker took the subscription: notifications are on, \u201cStop notifications\u201d offered",
-                             lambda b: b["status"].startswith("Notifications are on") and b["off"] and not b["on"])
+                             lambda b: b["status"].startswith("Notifications are on") and b["off"] and not b["on"]
+                             and b["focus"] == "push-off")
         calls = box["stub"]["calls"]
         if calls != [{"userVisibleOnly": True, "key": key}]:
             raise CheckFailed(f"subscribe() should be called once, userVisibleOnly, with the broker's key: {calls}")
@@ -271,7 +274,8 @@ async def run(options):
 
         sent_before = len(browser.push_requests)
         await browser.click("push-off")
-        box = await wait_box(browser, "\u201cStop notifications\u201d turns them off", lambda b: b["status"] == "Notifications are off." and b["on"])
+        box = await wait_box(browser, "\u201cStop notifications\u201d turns them off; the focus goes back to \u201cNotify me\u201d",
+                             lambda b: b["status"] == "Notifications are off." and b["on"] and b["focus"] == "push-on")
         if box["stub"]["unsubscribed"] != 1:
             raise CheckFailed(f"the browser's subscription should be dropped once: {box['stub']}")
         if stand_in:

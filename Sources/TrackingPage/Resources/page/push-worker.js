@@ -12,7 +12,8 @@ const FALLBACK_TITLE = 'Your donation';
 
 // The donation's tracking page on this origin, with no token: an open tab keeps its own; a new one needs the app's link.
 function pageOf(donation) {
-  return new URL(TRACK_PREFIX + encodeURIComponent(donation), self.location.origin).href;
+  // A valid id (DONATION_ID) is path characters as they are: the page's address is /track/<id>, ':' included.
+  return new URL(TRACK_PREFIX + donation, self.location.origin).href;
 }
 
 // The page a click opens: the push's `url` only when it is a tracking page of this origin, else the donation's.

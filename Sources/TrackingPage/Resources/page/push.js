@@ -8,7 +8,8 @@ const PUSH_SUBSCRIPTIONS_PATH = '/v1/push/subscriptions';
 const PUSH_WORKER_PATH = '/track/push-worker.js';
 // One registration, so one push subscription, per donation: a donor watching two donations in one browser gets
 // both told, and stopping one leaves the other on (a browser keeps one subscription per scope).
-const PUSH_SCOPE = '/track/' + encodeURIComponent(donationId);
+// A valid id is letters, digits and . _ : - (DonationID): path characters as they are, ':' included.
+const PUSH_SCOPE = '/track/' + encodeURIComponent(donationId).replace(/%3A/gi, ':');
 const PUSH_ACTIVATION_TIMEOUT_MS = 10000;
 // A browser without a reachable push service may leave subscribe() pending for ever (headless Chromium does).
 const PUSH_SUBSCRIBE_TIMEOUT_MS = 20000;
@@ -33,15 +34,19 @@ function setPush(changes) {
 }
 
 // Called by render(): the buttons follow the state; after the end of tracking there is nothing left to notify.
+// A busy button is aria-disabled, not disabled, so that it keeps the keyboard's focus; when the pressed button goes
+// (on becomes off), the focus moves to the one that takes its place.
 function renderPush() {
   const shown = pushState.offered && !st.ended;
   if (pushView.box.hidden === shown) pushView.box.hidden = !shown;
   if (!shown) return;
+  const focused = document.activeElement;
   const denied = Notification.permission === 'denied' && !pushState.subscribed;
   pushView.on.hidden = pushState.subscribed || denied;
   pushView.off.hidden = !pushState.subscribed;
-  pushView.on.disabled = pushState.busy;
-  pushView.off.disabled = pushState.busy;
+  for (const button of [pushView.on, pushView.off]) button.setAttribute('aria-disabled', String(pushState.busy));
+  if (focused === pushView.on && pushView.on.hidden && !pushView.off.hidden) pushView.off.focus();
+  if (focused === pushView.off && pushView.off.hidden && !pushView.on.hidden) pushView.on.focus();
 }
 
 // A base64url public key as the bytes PushManager.subscribe takes.
