@@ -20,7 +20,8 @@ Fetch domain answers those two paths for the page, as EVENTS-SPEC section 4 says
 the page sent; everything else (the page, the worker, the WebSocket) is the real broker's.
 --push-routes broker: the broker answers them itself (started with push_subject and push_service_hosts 127.0.0.1).
 
-Checks: the box stays hidden when /v1/push/key answers 404 and the page tracks as before; shown when it answers a
+Checks: the box stays hidden when /v1/push/key answers 404, and outside a secure context (http://insecure.test,
+mapped to 127.0.0.1), and the page tracks as before; shown when it answers a
 key; a refused permission is said in words and sends nothing; with the permission, the worker is registered and a
 push service that never answers is reported; with a subscription, the page POSTs it with the watch token as a
 Bearer header and says notifications are on, a push shows a notification whose click target is /track/d-1 without a
@@ -46,6 +47,8 @@ from tracking_page_test import DONATION, HOST, Broker, Browser, CheckFailed, log
 P256DH = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"
 AUTH = "BTBZMqHH6r4Tts7J_aSIgg"
 # The key the stand-in routes publish (any P-256 point will do: nothing is signed with it here).
+# A name for the broker that is not a secure context (not localhost, not 127.0.0.1, not https).
+INSECURE_HOST = "insecure.test"
 STAND_IN_KEY = "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8"
 WAIT_SECONDS = 20
 # The page's PUSH_SUBSCRIBE_TIMEOUT_MS, and some.
@@ -131,7 +134,8 @@ class PushBrowser(Browser):
             return { shown: !box.hidden, on: usable(on), off: usable(off), focus: document.activeElement && document.activeElement.id,
                      status: document.getElementById('push-status').textContent,
                      live: document.getElementById('push-status').getAttribute('aria-live'),
-                     connection: document.getElementById('connection').textContent, stub: window.__push || null };
+                     connection: document.getElementById('connection').textContent, stub: window.__push || null,
+                     events: [...document.querySelectorAll('#events li')].slice(-3).map((li) => li.textContent) };
         })())"""))
 
     async def click(self, element_id):
@@ -153,8 +157,11 @@ async def wait_box(browser, what, predicate, seconds=WAIT_SECONDS):
     deadline = time.monotonic() + seconds
     seen = {}
     while time.monotonic() < deadline:
-        seen = await browser.push_box()
-        if predicate(seen):
+        try:
+            seen = await browser.push_box()
+        except CheckFailed as error:
+            seen = {"error": str(error)}  # the document is being replaced: ask again
+        if "error" not in seen and predicate(seen):
             log(f"ok: {what}  [status={seen['status']!r}]")
             return seen
         await asyncio.sleep(0.2)
@@ -168,8 +175,22 @@ async def open_page(browser, broker, link, stub_endpoint=None):
         added = await browser.call("Page.addScriptToEvaluateOnNewDocument", {"source": source})
     else:
         added = None
+    # Through about:blank: from /track/d-1 the link (/track/d-1#token=...) would only change the fragment. The old
+    # document carries a mark the new one lacks, so that nothing is read from the page being left.
+    await browser.evaluate("window.__left = true")
+    await browser.navigate("about:blank")
     await browser.navigate(f"http://{HOST}:{broker.port}{link['url']}")
-    await wait_box(browser, "the page is live", lambda b: b["connection"] == "live")
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        try:
+            if await browser.evaluate("window.__left !== true && location.protocol === 'http:' && document.readyState === 'complete'"):
+                break
+        except CheckFailed:
+            pass  # the context changes under the call while the new document loads
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"the page did not load within {WAIT_SECONDS} s")
+        await asyncio.sleep(0.1)
+    await wait_box(browser, "the page is live", lambda b: b["connection"] == "live" and b["status"] == "")
     if added:
         await browser.call("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})
 
@@ -182,6 +203,10 @@ async def run(options):
         broker.env["LOCATION_BROKER_PUSH_SUBJECT"] = "mailto:ops@example.org"
         broker.env["LOCATION_BROKER_PUSH_SERVICE_HOSTS"] = HOST
     browser = PushBrowser(options.chromium, workdir)
+    browser.arguments.append(f"--host-resolver-rules=MAP {INSECURE_HOST} {HOST}")
+    # The test opens the page afresh for each scenario; Chromium's back/forward cache would keep each page it left
+    # alive, with its WebSocket, and the fifth would pass max_connections_per_identity (4).
+    browser.arguments.append("--disable-features=BackForwardCache")
     try:
         port = broker.start()
         origin = f"http://{HOST}:{port}"
@@ -204,6 +229,17 @@ async def run(options):
                 raise CheckFailed(f"with /v1/push/key answering 404 the page should ask once and show no box: asked {len(asked)}, {box}")
             log("ok: /v1/push/key answers 404: the box stays hidden and the page is live")
             browser.routes["key"] = (200, {"public_key": key})
+            # 0. Not a secure context (plain http on a name): no service worker, so no box, and the key is not even asked.
+            asked_before = len(browser.push_requests)
+            await browser.evaluate("window.__left = true")
+            await browser.navigate(f"http://{INSECURE_HOST}:{port}{link['url']}")
+            await asyncio.sleep(1)
+            await wait_box(browser, f"on http://{INSECURE_HOST} (not a secure context) the page is live", lambda b: b["connection"] == "live")
+            await asyncio.sleep(1.5)
+            box = await browser.push_box()
+            if box["shown"] or len(browser.push_requests) != asked_before:
+                raise CheckFailed(f"outside a secure context the page should neither ask for the key nor show the box: {box}")
+            log("ok: outside a secure context the box stays hidden and the broker is not asked for its key")
         else:
             status, text = broker.request("GET", "/v1/push/key")
             if status != 200:
@@ -301,8 +337,8 @@ async def run(options):
             raise CheckFailed(f"a subscription the broker refused should be dropped: {box['stub']}")
 
         # 6. After the end of tracking there is nothing to notify: the box goes.
-        broker.put_donation("BEING-TAKEN-TO")
-        broker.put_donation("DELIVERED")
+        for state in ("PICKED-BY-VOLUNTEER", "BEING-TAKEN-TO", "DELIVERED"):
+            broker.put_donation(state)
         await wait_box(browser, "after DELIVERED the box is gone", lambda b: not b["shown"] and b["connection"] == "ended")
 
         if browser.problems:
@@ -350,6 +386,7 @@ def main():
     parser.add_argument("--push-routes", choices=["stand-in", "broker"], default="stand-in",
                         help="who answers /v1/push/key and /v1/push/subscriptions")
     options = parser.parse_args()
+    options.broker = os.path.abspath(options.broker)  # the broker runs in its work directory
     sys.exit(asyncio.run(run(options)))
 
 
