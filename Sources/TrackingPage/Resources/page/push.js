@@ -14,7 +14,7 @@ const PUSH_ACTIVATION_TIMEOUT_MS = 10000;
 // A browser without a reachable push service may leave subscribe() pending for ever (headless Chromium does).
 const PUSH_SUBSCRIBE_TIMEOUT_MS = 20000;
 
-const pushView = { box: $('push'), on: $('push-on'), off: $('push-off'), status: $('push-status') };
+const pushView = { box: $('push'), about: $('push-about'), on: $('push-on'), off: $('push-off'), status: $('push-status') };
 // offered: the box is shown; subscribed: this browser holds a subscription for the donation; busy: a click is
 // being handled.
 const pushState = { key: null, offered: false, subscribed: false, busy: false };
@@ -44,6 +44,8 @@ function renderPush() {
   const denied = Notification.permission === 'denied' && !pushState.subscribed;
   pushView.on.hidden = pushState.subscribed || denied;
   pushView.off.hidden = !pushState.subscribed;
+  // Once on, the status says what comes; the offer's words would repeat it.
+  pushView.about.hidden = pushState.subscribed;
   for (const button of [pushView.on, pushView.off]) button.setAttribute('aria-disabled', String(pushState.busy));
   if (focused === pushView.on && pushView.on.hidden && !pushView.off.hidden) pushView.off.focus();
   if (focused === pushView.off && pushView.off.hidden && !pushView.on.hidden) pushView.on.focus();
