@@ -155,6 +155,8 @@ let package = Package(
                 .embedInCode("Resources/page/connection.js"),
                 .embedInCode("Resources/page/rendering.js"),
                 .embedInCode("Resources/page/map.js"),
+                .embedInCode("Resources/page/push.js"),
+                .embedInCode("Resources/page/push-worker.js"),
                 .embedInCode("Resources/page/start.js"),
                 // The JavaScript client the page's script imports (a symbolic link to clients/javascript/).
                 .embedInCode("Resources/page/location-broker-client.js"),

@@ -11,12 +11,18 @@ import Hummingbird
 /// donation over `/v1/ws`. It draws the trip with Leaflet, served by the broker from `leaflet_folder`, on the
 /// tiles of `map_tiles_file` (served by the broker too) or of `map_tiles_url` (the one other origin its
 /// Content-Security-Policy then allows, for images only), or on a plain background without either. Without
-/// Leaflet the page still shows every fact as text.
+/// Leaflet the page still shows every fact as text. Where the browser and the broker can, it offers "Notify me"
+/// (Web Push, through the service worker at ``pushWorkerPath``).
 package struct TrackingPage: Sendable {
     static let stylesheetPath = "/assets/tracking-page.css"
     static let scriptPath = "/assets/tracking-page.js"
     /// The JavaScript client the page's script imports (clients/javascript/location-broker-client.js).
     static let clientPath = "/assets/location-broker-client.js"
+    /// The service worker that shows the broker's pushes (Resources/page/push-worker.js). Under /track/ so that it
+    /// may take the scope of a donation's page, which the page registers it with.
+    static let pushWorkerPath = "/track/push-worker.js"
+    /// The worker fetches nothing, so its own policy allows nothing.
+    static let pushWorkerContentSecurityPolicy = "default-src 'none'"
 
     /// What the page's map draws on.
     struct MapSource: Sendable, Equatable {
@@ -37,6 +43,7 @@ package struct TrackingPage: Sendable {
     private static let scriptBytes = ByteBuffer(string: script)
     private static let clientBytes = ByteBuffer(string: Files.client)
     private static let sourceMapBytes = ByteBuffer(string: sourceMap)
+    private static let pushWorkerBytes = ByteBuffer(string: Files.pushWorker)
 
     /// - Parameters:
     ///   - leaflet: whether Leaflet is served (the page links it only then).
@@ -46,13 +53,20 @@ package struct TrackingPage: Sendable {
         htmlBytes = ByteBuffer(string: Self.html(leaflet: leaflet, map: map))
     }
 
-    /// Only the broker's own files and connections, plus `imageOrigin` for images; no inline script or style.
+    /// Only the broker's own files, connections and service worker, plus `imageOrigin` for images; no inline script or
+    /// style.
     static func contentSecurityPolicy(imageOrigin: String?) -> String {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:\(imageOrigin.map { " " + $0 } ?? ""); "
-            + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            + "connect-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
     func register(on router: Router<BrokerRequestContext>) {
+        // Before `track/:donation`, whose pattern the worker's name fits too.
+        router.get(RouterPath(String(Self.pushWorkerPath.dropFirst()))) { _, _ in
+            var response = Self.file(Self.pushWorkerBytes, type: "text/javascript; charset=utf-8")
+            response.headers[.contentSecurityPolicy] = Self.pushWorkerContentSecurityPolicy
+            return response
+        }
         router.get("track/:donation") { _, context -> Response in
             let id = context.parameters.get("donation") ?? ""
             guard DonationID.isValid(id) else {

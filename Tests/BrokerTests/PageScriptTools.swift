@@ -33,10 +33,10 @@ enum PageScriptTools {
         try await ChildProcess.run(try path(of: "node"), arguments, timeout: .seconds(60))
     }
 
-    /// Runs Debian's eslint with Tests/BrowserTests/eslintrc.json on `file`. NODE_PATH finds Debian's node modules
-    /// when node itself is not Debian's (NodeSource's, for example).
-    static func eslint(_ file: URL) async throws -> (status: Int32, output: String) {
-        let config = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/eslintrc.json").path
+    /// Runs Debian's eslint with `config` (default Tests/BrowserTests/eslintrc.json, the page's) on `file`. NODE_PATH
+    /// finds Debian's node modules when node itself is not Debian's (NodeSource's, for example).
+    static func eslint(_ file: URL, config: URL? = nil) async throws -> (status: Int32, output: String) {
+        let config = (config ?? BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/eslintrc.json")).path
         var environment = ProcessInfo.processInfo.environment
         environment["NODE_PATH"] = "/usr/share/nodejs" + (environment["NODE_PATH"].map { ":" + $0 } ?? "")
         return try await ChildProcess.run(

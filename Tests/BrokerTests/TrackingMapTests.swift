@@ -137,6 +137,7 @@ final class TrackingMapTests: XCTestCase {
         XCTAssertEqual(directives["script-src"], ["'self'"])
         XCTAssertEqual(directives["style-src"], ["'self'"])
         XCTAssertEqual(directives["connect-src"], ["'self'"])
+        XCTAssertEqual(directives["worker-src"], ["'self'"], "the notification worker, from the broker only")
         let html = text(page)
         XCTAssertFalse(html.contains("data-tiles"), "no tile layer: a plain background")
     }

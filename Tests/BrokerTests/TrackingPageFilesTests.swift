@@ -32,16 +32,18 @@ final class TrackingPageFilesTests: XCTestCase {
         let stylesheet = try await live.request(.get, TrackingPage.stylesheetPath)
         let script = try await live.request(.get, TrackingPage.scriptPath)
         let client = try await live.request(.get, TrackingPage.clientPath)
+        let worker = try await live.request(.get, TrackingPage.pushWorkerPath)
         try await live.stop()
         XCTAssertEqual(String(buffer: stylesheet.body ?? ByteBuffer()), try file("page.css"))
+        XCTAssertEqual(String(buffer: worker.body ?? ByteBuffer()), try file("push-worker.js"), "the worker is served as it is")
         let served = String(buffer: script.body ?? ByteBuffer())
         var rest = served[...]
-        for name in ["state.js", "connection.js", "rendering.js", "map.js", "start.js"] {
+        for name in ["state.js", "connection.js", "rendering.js", "map.js", "push.js", "start.js"] {
             let text = try file(name)
             let range = try XCTUnwrap(rest.range(of: text), "the script has \(name), whole, after the files before it")
             rest = rest[range.upperBound...]
         }
-        XCTAssertEqual(TrackingPage.Files.scripts.map(\.name), ["state.js", "connection.js", "rendering.js", "map.js", "start.js"])
+        XCTAssertEqual(TrackingPage.Files.scripts.map(\.name), ["state.js", "connection.js", "rendering.js", "map.js", "push.js", "start.js"])
         // The script is a module that imports the JavaScript client, which the broker serves as the repository has it.
         XCTAssertTrue(served.hasPrefix("import { DonationWatcher } from '\(TrackingPage.clientPath)';\n"))
         XCTAssertEqual(client.headers[.contentType], "text/javascript; charset=utf-8")
@@ -64,6 +66,7 @@ final class TrackingPageFilesTests: XCTestCase {
         var checked: [(name: String, text: String)] = TrackingPage.Files.scripts
         checked.append(("tracking-page.mjs", TrackingPage.script))
         checked.append(("location-broker-client.mjs", TrackingPage.Files.client))
+        checked.append(("push-worker.js", TrackingPage.Files.pushWorker))
         for (name, text) in checked {
             let written = try PageScriptTools.write(text, named: name)
             defer { try? FileManager.default.removeItem(at: written.folder) }
@@ -99,6 +102,23 @@ final class TrackingPageFilesTests: XCTestCase {
         XCTAssertTrue(caught.output.contains("'rendr' is not defined"), caught.output)
     }
 
+    /// The notification worker is a classic script in a service worker's scope: its own rules (eslintrc-worker.json).
+    func testTheNotificationWorkerPassesESLintAsAServiceWorker() async throws {
+        let config = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/eslintrc-worker.json")
+        let written = try PageScriptTools.write(TrackingPage.Files.pushWorker, named: "push-worker.js")
+        defer { try? FileManager.default.removeItem(at: written.folder) }
+        let result = try await PageScriptTools.eslint(written.file, config: config)
+        XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc-worker.json) on push-worker.js: \(result.output)")
+        // A page's global is no worker's: `document` is not defined there.
+        let wrong = TrackingPage.Files.pushWorker.replacingOccurrences(of: "event.notification.close();", with: "document.title = '';")
+        XCTAssertNotEqual(wrong, TrackingPage.Files.pushWorker)
+        let bad = try PageScriptTools.write(wrong, named: "bad-worker.js")
+        defer { try? FileManager.default.removeItem(at: bad.folder) }
+        let caught = try await PageScriptTools.eslint(bad.file, config: config)
+        XCTAssertEqual(caught.status, 1, caught.output)
+        XCTAssertTrue(caught.output.contains("'document' is not defined"), caught.output)
+    }
+
     func testTheSourceMapLeadsEveryLineToItsFile() async throws {
         let live = try await startBroker()
         let script = String(buffer: try await live.request(.get, TrackingPage.scriptPath).body ?? ByteBuffer())
@@ -115,7 +135,7 @@ final class TrackingPageFilesTests: XCTestCase {
         }
         let map = try JSONDecoder().decode(Map.self, from: Data(buffer: response.body ?? ByteBuffer()))
         XCTAssertEqual(map.version, 3)
-        for name in ["state.js", "connection.js", "rendering.js", "map.js", "start.js"] {
+        for name in ["state.js", "connection.js", "rendering.js", "map.js", "push.js", "start.js"] {
             let index = try XCTUnwrap(map.sources.firstIndex(of: "Sources/TrackingPage/Resources/page/\(name)"), name)
             XCTAssertEqual(map.sourcesContent[index], try file(name), "\(name) as it is in the repository")
         }

@@ -34,6 +34,7 @@ final class TrackingPageTests: XCTestCase {
         let csp = try XCTUnwrap(response.headers[.contentSecurityPolicy])
         XCTAssertTrue(csp.contains("default-src 'none'"), csp)
         XCTAssertTrue(csp.contains("connect-src 'self'"), csp)
+        XCTAssertTrue(csp.contains("worker-src 'self'"), "the notification worker comes from the broker only: \(csp)")
         XCTAssertFalse(csp.contains("unsafe-inline"), csp)
         let html = text(response)
         XCTAssertTrue(html.hasPrefix("<!doctype html>"))
@@ -69,7 +70,11 @@ final class TrackingPageTests: XCTestCase {
         XCTAssertEqual(stylesheet.headers[.contentType], "text/css; charset=utf-8")
         XCTAssertEqual(script.status, .ok)
         XCTAssertEqual(script.headers[.contentType], "text/javascript; charset=utf-8")
-        for (name, served) in [("page", text(page)), ("stylesheet", text(stylesheet)), ("script", text(script)), ("client", text(client))] {
+        let worker = try await live.request(.get, TrackingPage.pushWorkerPath)
+        for (name, served) in [
+            ("page", text(page)), ("stylesheet", text(stylesheet)), ("script", text(script)), ("client", text(client)),
+            ("notification worker", text(worker)),
+        ] {
             // SVG's namespace is a name, not an address anything is loaded from.
             let body = served.replacingOccurrences(of: "'http://www.w3.org/2000/svg'", with: "")
             XCTAssertFalse(body.isEmpty, name)
@@ -103,6 +108,32 @@ final class TrackingPageTests: XCTestCase {
         XCTAssertTrue(library.contains("frame.since = this.highestSeq"), "reconnects ask for what was missed")
         XCTAssertFalse(js.contains("innerHTML"), "text reaches the page only through textContent")
         XCTAssertFalse(library.contains("innerHTML"), "the client writes nothing into the page")
+    }
+
+    func testTheNotificationWorkerIsServedAsAScriptOfItsOwn() async throws {
+        let worker = try await live.request(.get, TrackingPage.pushWorkerPath)
+        XCTAssertEqual(worker.status, .ok)
+        XCTAssertEqual(worker.headers[.contentType], "text/javascript; charset=utf-8", "a service worker must be served as JavaScript")
+        XCTAssertEqual(worker.headers[.cacheControl], "no-cache", "a broker upgrade reaches the worker at once")
+        XCTAssertEqual(worker.headers[.contentSecurityPolicy], "default-src 'none'", "the worker loads and connects to nothing")
+        let js = text(worker)
+        XCTAssertTrue(js.contains("addEventListener('push'"))
+        XCTAssertTrue(js.contains("addEventListener('notificationclick'"))
+        XCTAssertTrue(js.contains("renotify: true"))
+        XCTAssertFalse(js.contains("fetch("), "the worker asks nothing of any server")
+        XCTAssertFalse(js.contains("Storage"), "the worker keeps nothing")
+        XCTAssertFalse(js.contains("Authorization"), "the worker holds no credential: the watch token never reaches it")
+        // The page offers notifications with it, through the routes of the broker only, the token in a header.
+        let script = text(try await live.request(.get, TrackingPage.scriptPath))
+        XCTAssertTrue(script.contains("const PUSH_WORKER_PATH = '\(TrackingPage.pushWorkerPath)';"))
+        XCTAssertTrue(script.contains("const PUSH_KEY_PATH = '/v1/push/key';"))
+        XCTAssertTrue(script.contains("const PUSH_SUBSCRIPTIONS_PATH = '/v1/push/subscriptions';"))
+        XCTAssertTrue(script.contains("Authorization: 'Bearer ' + token"))
+        XCTAssertFalse(script.contains("localStorage"), "the watch token is never kept beyond the tab")
+        // The worker's name is no donation's page.
+        XCTAssertNotEqual(text(worker), text(try await live.request(.get, "/track/d-1")))
+        let post = try await live.request(.post, TrackingPage.pushWorkerPath, body: "{}")
+        XCTAssertEqual(post.status, .methodNotAllowed)
     }
 
     func testEveryValidDonationIdGetsTheSamePage() async throws {

@@ -89,7 +89,7 @@ class Broker:
         self.env.update({
             "LOCATION_BROKER_JWT_SECRET": base64.b16encode(os.urandom(32)).decode().lower(),
             "LOCATION_BROKER_BACKEND_KEY": self.backend_key,
-            "LOCATION_BROKER_LOG_LEVEL": "notice",
+            "LOCATION_BROKER_LOG_LEVEL": os.environ.get("BROWSER_TEST_LOG_LEVEL", "notice"),
             "LOCATION_BROKER_PUBLISH_RATE": "20",
             "LOCATION_BROKER_PUBLISH_BURST": "40",
         })
@@ -238,6 +238,7 @@ class Browser:
         self.waiting = {}
         self.reader = None
         self.problems = []
+        self.arguments = []  # more command line switches, for a test that needs them
 
     async def start(self):
         os.makedirs(self.profile, exist_ok=True)
@@ -246,7 +247,7 @@ class Browser:
                 self.binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                 "--no-default-browser-check", "--disable-extensions", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--remote-debugging-address=" + HOST,
-                "--remote-debugging-port=0", "--user-data-dir=" + self.profile, "about:blank",
+                "--remote-debugging-port=0", "--user-data-dir=" + self.profile, *self.arguments, "about:blank",
             ], stdout=output, stderr=subprocess.STDOUT)
         active = os.path.join(self.profile, "DevToolsActivePort")
         deadline = time.monotonic() + 30

@@ -84,4 +84,5 @@ function render() {
   setText(view.home, st.home ? (st.home.label || 'shown on the map') : DASH);
   setText(view.institution, st.institution ? (institutionName() || 'shown on the map') : DASH);
   renderMap(metres, course, stale);
+  renderPush();
 }

@@ -15,3 +15,5 @@ document.addEventListener('visibilitychange', () => { if (document.visibilitySta
 ticker = setInterval(tick, 1000);
 render();
 watcher.start();
+// Not awaited: the page tracks at once; the "Notify me" box appears if and when browser and broker both can.
+offerNotifications();
