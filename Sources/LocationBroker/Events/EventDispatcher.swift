@@ -37,18 +37,18 @@ struct EventDispatcher: Service {
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
-            var lastStats: Int64 = .min
-            var lastPrune: Int64 = .min
+            var lastStats: Int64?
+            var lastPrune: Int64?
             while !Task.isCancelled {
                 var busy = false
                 if webhooks != nil { busy = await deliverWebhooks() || busy }
                 if pushes != nil { busy = await deliverPushes() || busy }
                 let now = clock.now()
-                if now - lastStats >= 5_000 {
+                if lastStats.map({ now - $0 >= 5_000 }) ?? true {
                     lastStats = now
                     await updateGauges(now: now)
                 }
-                if now - lastPrune >= 3_600_000 {
+                if lastPrune.map({ now - $0 >= 3_600_000 }) ?? true {
                     lastPrune = now
                     // Delivered events are kept a week, for an operator asking what the backend was told.
                     _ = try? await outbox.prune(deliveredBefore: now - 7 * 86_400_000)
