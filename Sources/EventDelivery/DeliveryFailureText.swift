@@ -12,6 +12,8 @@ enum DeliveryFailureText {
     private static func kind(of error: Error, timeout: Duration) -> String {
         if error is DeliveryDeadline.Exceeded { return "timed out after \(timeout)" }
         if error is CancellationError { return "cancelled" }
+        // The system's reason alone ("Connection refused"): NIO's text around it names its internals.
+        if let error = error as? IOError { return "could not connect: \(String(cString: strerror(error.errnoCode)))" }
         guard let error = error as? HTTPClientError else { return "\(error)" }
         switch error {
         case .deadlineExceeded, .readTimeout, .writeTimeout: return "timed out after \(timeout)"

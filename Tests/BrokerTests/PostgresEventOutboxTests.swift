@@ -145,6 +145,11 @@ final class PostgresEventOutboxTests: XCTestCase {
     func testNodesSubscribingAtOnceStayWithinTheLimit() async throws {
         try await withNodes(2) { clients in
             let outboxes = clients.map { PostgresEventOutbox(client: $0) }
+            // Connections opened first, so that the adds below run at the same time.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<12 { group.addTask { _ = try await outboxes[n % 2].subscriptions(donation: "warm-up", incarnation: "i") } }
+                try await group.waitForAll()
+            }
             let added = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for n in 0..<12 {
                     group.addTask {

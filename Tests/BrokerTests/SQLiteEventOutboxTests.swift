@@ -79,6 +79,7 @@ final class SQLiteEventOutboxTests: XCTestCase {
     }
 
     func testADatabaseOfTheReleaseBeforeGainsTheOutbox() async throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let previous = try DatabaseQueue(path: path())
         try SQLiteDonationStore.migrator.migrate(previous, upTo: "v3-incarnations")
         _ = try await SQLiteDonationStore(database: previous).change(id: "d-1", { _ in .save(Self.donation("d-1", state: .created)) }, events: { _ in [] })

@@ -131,8 +131,8 @@ final class TrackingPageTests: XCTestCase {
         XCTAssertTrue(script.contains("Authorization: 'Bearer ' + token"))
         XCTAssertFalse(script.contains("localStorage"), "the watch token is never kept beyond the tab")
         // The worker's name is no donation's page.
-        let page = text(try await live.request(.get, "/track/d-1"))
-        XCTAssertNotEqual(text(worker), page)
+        let page = try await live.request(.get, "/track/d-1")
+        XCTAssertNotEqual(text(worker), text(page))
         let post = try await live.request(.post, TrackingPage.pushWorkerPath, body: "{}")
         XCTAssertEqual(post.status, .methodNotAllowed)
     }

@@ -8,7 +8,7 @@ cannot show (seen with Chromium 156, --headless=new):
   (Browser.grantPermissions); then it answers "granted";
 - the worker registers and activates at /track/push-worker.js with the donation page's scope, under the page's CSP;
 - pushManager.subscribe() never settles (no push service: it neither resolves nor rejects, not even with AbortError),
-  so the page gives up after PUSH_SUBSCRIBE_TIMEOUT_MS and says so; a real subscription cannot be made here;
+  so the page gives up after PUSH_STEP_TIMEOUT_MS and says so; a real subscription cannot be made here;
 - with PushManager.prototype.subscribe replaced in the test's page only (Page.addScriptToEvaluateOnNewDocument) by
   one returning a subscription-shaped object, the page's POST and DELETE to the broker can be checked;
 - the worker's push handler runs on ServiceWorker.deliverPushMessage (the DevTools way to push without a push
@@ -51,7 +51,7 @@ AUTH = "BTBZMqHH6r4Tts7J_aSIgg"
 INSECURE_HOST = "insecure.test"
 STAND_IN_KEY = "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8"
 WAIT_SECONDS = 20
-# The page's PUSH_SUBSCRIBE_TIMEOUT_MS, and some.
+# The page's PUSH_STEP_TIMEOUT_MS, and some.
 SUBSCRIBE_GIVE_UP_SECONDS = 30
 
 # Replaces PushManager's subscribe and getSubscription in the test's page only: headless Chromium has no push service.

@@ -4,8 +4,8 @@ import NIOPosix
 import Synchronization
 
 /// A receiver on a free loopback port that records every request and answers by its path:
-/// `/status/<code>` with that status, `/redirect` with a 307 to `/landing`, `/hang` never, `/huge` with a 64 MiB
-/// body, anything else with 204.
+/// `/status/<code>` with that status, `/redirect` with a 307 to `/landing`, `/hang` never, `/stall-body` with a head
+/// and no body, `/huge` with a 64 MiB body, anything else with 204.
 final class RecordingHTTPServer: Sendable {
     /// One request as it arrived.
     struct Request: Sendable {
@@ -85,6 +85,9 @@ final class RecordingHTTPServer: Sendable {
             switch request.uri {
             case "/hang":
                 return
+            case "/stall-body":
+                // The head promises a body that never comes.
+                respond(context, status: .ok, headers: ["Content-Length": "100"], body: nil)
             case "/redirect":
                 respond(context, status: .temporaryRedirect, headers: ["Location": "/landing"])
             case "/huge":

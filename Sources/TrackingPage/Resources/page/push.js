@@ -10,9 +10,9 @@ const PUSH_WORKER_PATH = '/track/push-worker.js';
 // both told, and stopping one leaves the other on (a browser keeps one subscription per scope).
 // A valid id is letters, digits and . _ : - (DonationID): path characters as they are, ':' included.
 const PUSH_SCOPE = '/track/' + encodeURIComponent(donationId).replace(/%3A/gi, ':');
-const PUSH_ACTIVATION_TIMEOUT_MS = 10000;
-// A browser without a reachable push service may leave subscribe() pending for ever (headless Chromium does).
-const PUSH_SUBSCRIBE_TIMEOUT_MS = 20000;
+// How long the page waits for the browser at each step: the worker's start, and subscribe(), which a browser
+// without a reachable push service may leave pending for ever (headless Chromium does).
+const PUSH_STEP_TIMEOUT_MS = 20000;
 
 const pushView = { box: $('push'), about: $('push-about'), on: $('push-on'), off: $('push-off'), status: $('push-status') };
 // offered: the box is shown; subscribed: this browser holds a subscription for the donation; busy: a click is
@@ -80,7 +80,7 @@ async function activeRegistration() {
   if (registration.active) return registration;
   const installing = registration.installing || registration.waiting;
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the notification worker did not start')), PUSH_ACTIVATION_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error('the notification worker did not start')), PUSH_STEP_TIMEOUT_MS);
     installing.addEventListener('statechange', () => {
       if (installing.state === 'activated') { clearTimeout(timer); resolve(); }
       if (installing.state === 'redundant') { clearTimeout(timer); reject(new Error('the notification worker failed to install')); }
@@ -125,7 +125,7 @@ async function turnNotificationsOn() {
     const late = { gaveUp: false };
     subscribing.then((made) => { if (late.gaveUp) made.unsubscribe(); }, () => {});
     try {
-      subscription = await within(PUSH_SUBSCRIBE_TIMEOUT_MS, "your browser's push service did not answer", subscribing);
+      subscription = await within(PUSH_STEP_TIMEOUT_MS, "your browser's push service did not answer", subscribing);
     } catch (error) {
       late.gaveUp = true;
       throw error;
