@@ -111,7 +111,7 @@ final class SettingsSourcesTests: XCTestCase {
                 XCTAssertFalse(message.contains(secret))
             }
         }
-        XCTAssertEqual(Set(ConfigurationKey.all.filter(\.isSecret).map(\.name)), ["jwt_secret", "backend_key", "cluster_secret"])
+        XCTAssertEqual(Set(ConfigurationKey.all.filter(\.isSecret).map(\.name)), ["jwt_secret", "backend_key", "cluster_secret", "webhook_secrets"])
     }
 
     func testEverySettingButTheSecretsHasAFlagThatSetsIt() throws {

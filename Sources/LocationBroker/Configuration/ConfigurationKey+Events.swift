@@ -31,7 +31,7 @@ extension ConfigurationKey {
         },
         text(
             "vapid_private_key_file", \.vapidPrivateKeyFile, allowed: "a PEM file (made, mode 0600, if missing)",
-            unset: "`vapid-private.pem` beside `database`", example: "/etc/location-broker/vapid-private.pem",
+            unset: "vapid-private.pem beside the database", example: "/etc/location-broker/vapid-private.pem",
             "VAPID P-256 private key for Web Push; required in a cluster (the same file on every node)."),
         pushServiceHosts,
     ]
@@ -68,6 +68,7 @@ extension ConfigurationKey {
             configuration.pushServiceHosts = hosts
             return nil
         },
-        value: { $0.pushServiceHosts.joined(separator: ",") }
+        // Written with spaces, so that `--help` wraps the list between hosts.
+        value: { $0.pushServiceHosts.joined(separator: ", ") }
     )
 }
