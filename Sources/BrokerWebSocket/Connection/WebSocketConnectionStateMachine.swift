@@ -58,8 +58,8 @@ package struct WebSocketConnectionStateMachine {
     enum HeartbeatAction: Equatable {
         /// Send a ping now, and schedule the next heartbeat (``pingWritten()`` moves it to a heartbeat after the write).
         case sendPing
-        /// Let a ping go with the next data frame, and schedule the next heartbeat, at which it goes alone if it
-        /// has not gone by then.
+        /// Let a ping go with the next frame written to the client, and schedule the next heartbeat, at which it
+        /// goes alone if it has not gone by then.
         case pingWithData
         /// Close with ``pingTimeout``, dropping what is queued, and start the ``closeGrace`` timer.
         case closeForPingTimeout
@@ -141,7 +141,6 @@ package struct WebSocketConnectionStateMachine {
         state = .open(ping: .written)
         return true
     }
-
 
     /// The broker queued a close (for any reason), or gave up on the connection: the handshake begins.
     mutating func brokerCloseQueued() -> CloseAction {

@@ -50,16 +50,18 @@ package final class Outbox: FrameSink {
         var owner: NIOLoopBound<WebSocketConnectionHandler>?
         /// The first close was reported to the owner.
         var closeReported = false
+        // The one-byte fields are declared together, so that they share one word and the outbox its allocator
+        // size class.
+        /// The heartbeat ping waiting to be written.
+        var ping = PingWait.none
+        /// Frames of messages were taken for the socket since ``takeDataWritten()`` was last called.
+        var dataTaken = false
         /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served.
         var writer: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
         var drainScheduled = false
         /// The answer to the newest ping not yet answered: one at most, whatever the client sends.
         var pendingPong: ByteBuffer?
-        /// The heartbeat ping waiting to be written.
-        var ping = PingWait.none
-        /// Frames of messages were taken for the socket since ``takeDataWritten()`` was last called.
-        var dataTaken = false
 
         /// A ping that waits for data is no work: it asks for no drain.
         var hasWork: Bool { queue.hasWork || pendingPong != nil || ping == .now }
@@ -192,7 +194,8 @@ package final class Outbox: FrameSink {
     package func takeForSocket(into buffer: inout DrainBuffer) -> Taken {
         state.withLock { state in
             let close = state.queue.take(into: &buffer)
-            // What the delivery adds: one flag set and a comparison, whatever the number of frames.
+            // Once per drain, whatever the number of frames: whether data went (the next heartbeat asks), and the
+            // ping that waited for it.
             let dataTaken = !buffer.frames.isEmpty
             state.dataTaken = state.dataTaken || dataTaken
             let ping = state.ping == .now || (state.ping == .withData && (dataTaken || state.pendingPong != nil))
