@@ -108,42 +108,42 @@ final class PingsRideWithDataTests: XCTestCase {
     // MARK: A client that does not answer
 
     func testADonorReceivingPositionsThatNeverAnswersIsClosedAHeartbeatAfterItsPingWentOut() throws {
-        let hour = try track(seconds: 3 * heartbeat, donorAnswersPings: false)
+        let trip = try track(seconds: 3 * heartbeat, donorAnswersPings: false)
         defer {
-            hour.volunteer.socket.stop()
-            hour.donor.socket.stop()
+            trip.volunteer.socket.stop()
+            trip.donor.socket.stop()
         }
         // Due at 30 s, while positions flow: the ping goes with the position of 45 s.
-        XCTAssertEqual(hour.donor.pingTimes, [45])
+        XCTAssertEqual(trip.donor.pingTimes, [45])
         // The positions the broker writes to the donor are no answer: a heartbeat after the ping, it is closed.
-        XCTAssertEqual(hour.donor.close?.at, 45 + heartbeat)
-        XCTAssertEqual(hour.donor.close?.code, 1001)
-        XCTAssertEqual(hour.donor.close?.reason, "Ping timeout")
-        XCTAssertFalse(hour.donor.socket.isOpen, "cut once the close grace passed")
-        XCTAssertTrue(hour.volunteer.socket.isOpen)
+        XCTAssertEqual(trip.donor.close?.at, 45 + heartbeat)
+        XCTAssertEqual(trip.donor.close?.code, 1001)
+        XCTAssertEqual(trip.donor.close?.reason, "Ping timeout")
+        XCTAssertFalse(trip.donor.socket.isOpen, "cut once the close grace passed")
+        XCTAssertTrue(trip.volunteer.socket.isOpen)
     }
 
     func testAPingWaitingForDataGoesAloneAfterAHeartbeatWithoutAndTheSilentClientIsClosed() throws {
-        let hour = try track(seconds: 4 * heartbeat, donorAnswersPings: false, publishUntil: 5)
+        let trip = try track(seconds: 4 * heartbeat, donorAnswersPings: false, publishUntil: 5)
         defer {
-            hour.volunteer.socket.stop()
-            hour.donor.socket.stop()
+            trip.volunteer.socket.stop()
+            trip.donor.socket.stop()
         }
         // Due at 30 s after the position of 5 s; nothing more flows, so it goes alone a heartbeat later.
-        XCTAssertEqual(hour.donor.pingTimes, [2 * heartbeat])
-        XCTAssertEqual(hour.donor.close?.at, 3 * heartbeat)
-        XCTAssertEqual(hour.donor.close?.reason, "Ping timeout")
-        XCTAssertFalse(hour.donor.socket.isOpen)
+        XCTAssertEqual(trip.donor.pingTimes, [2 * heartbeat])
+        XCTAssertEqual(trip.donor.close?.at, 3 * heartbeat)
+        XCTAssertEqual(trip.donor.close?.reason, "Ping timeout")
+        XCTAssertFalse(trip.donor.socket.isOpen)
     }
 
     func testAVolunteerThatPublishesButNeverAnswersPingsStaysConnectedAsAnyFrameShowsItIsThere() throws {
-        let hour = try track(seconds: 600, volunteerAnswersPings: false)
+        let trip = try track(seconds: 600, volunteerAnswersPings: false)
         defer {
-            hour.volunteer.socket.stop()
-            hour.donor.socket.stop()
+            trip.volunteer.socket.stop()
+            trip.donor.socket.stop()
         }
-        XCTAssertNil(hour.volunteer.close.map { "\($0)" })
-        XCTAssertTrue(hour.volunteer.socket.isOpen)
-        XCTAssertEqual(hour.volunteer.loneFrames, 0)
+        XCTAssertNil(trip.volunteer.close.map { "\($0)" })
+        XCTAssertTrue(trip.volunteer.socket.isOpen)
+        XCTAssertEqual(trip.volunteer.loneFrames, 0)
     }
 }
