@@ -78,23 +78,36 @@ final class EmbeddedWebSocket {
     ///   - heartbeatSeconds: the ping period (the welcome frame announces it).
     ///   - maxMessageBytes: `max_frame_bytes`: one frame, and all the fragments of one message.
     ///   - logger: the logger the connection is opened with (its level decides what the handler logs).
-    init(
+    convenience init(
         heartbeatSeconds: Int = 1, maxMessageBytes: Int = 4096, invalidFramesPerMinute: Int = 10, logger: Logger = Logger(label: "EmbeddedWebSocket")
     ) throws {
         let clock = ManualClock(start: 1_700_000_000_000)
-        self.clock = clock
-        metrics = BrokerMetrics()
-        hub = Hub(settings: HubSettings(BrokerConfiguration()), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
+        let metrics = BrokerMetrics()
+        let hub = Hub(settings: HubSettings(BrokerConfiguration()), metrics: metrics, clock: clock.wallClock, framing: TextFrame.framing)
         let messages = ClientMessageHandler(
             hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: heartbeatSeconds, invalidFramesPerMinute: invalidFramesPerMinute)
-        channel = EmbeddedChannel()
+        try self.init(
+            channel: EmbeddedChannel(), identity: "donor@example.org", messages: messages, metrics: metrics, clock: clock,
+            maxMessageBytes: maxMessageBytes, logger: logger)
+    }
+
+    /// A socket of `identity` served with `messages` (and its hub) on `channel`, which may share its event loop
+    /// and clock with other sockets of the same broker (``EmbeddedBroker``).
+    init(
+        channel: EmbeddedChannel, identity: String, messages: ClientMessageHandler, metrics: BrokerMetrics, clock: ManualClock,
+        maxMessageBytes: Int = 4096, logger: Logger = Logger(label: "EmbeddedWebSocket")
+    ) throws {
+        self.clock = clock
+        self.metrics = metrics
+        self.channel = channel
+        hub = messages.hub
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(sendBuffer)
         try pipeline.addHandler(readCounter)
         // What the upgrade puts before the broker's handler: NIO's frame encoder.
         try WebSocketConnectionHandler.addHandlers(
-            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: "donor@example.org", expiresAt: Self.tokenExpiresAt),
+            to: pipeline, messages: messages, identity: VerifiedIdentity(identity: identity, expiresAt: Self.tokenExpiresAt),
             maxMessageBytes: maxMessageBytes, logger: logger)
         channel.embeddedEventLoop.run()
     }

@@ -11,13 +11,48 @@ final class WebSocketConnectionStateMachineTests: XCTestCase {
 
     func testTheFirstHeartbeatPingsAndTheNextPingsAgainOnlyIfTheClientWasHeard() {
         var life = Machine()
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false), .sendPing, "the first ping judges nothing")
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true), .sendPing)
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false), .closeForPingTimeout)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .sendPing, "the first ping judges nothing")
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true, dataWasWritten: false), .sendPing)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .closeForPingTimeout)
         XCTAssertEqual(life.state, .closing(closeWritten: false))
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true), .stop, "no heartbeat once closing")
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true, dataWasWritten: false), .stop, "no heartbeat once closing")
         XCTAssertEqual(Machine.pingTimeout.code, 1001)
         XCTAssertEqual(Machine.pingTimeout.reason, "Ping timeout")
+    }
+
+    func testAPingDueWhileDataIsWrittenWaitsForTheNextFrameAndIsJudgedAHeartbeatAfterItWentOut() {
+        var life = Machine()
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true, dataWasWritten: true), .pingWithData)
+        XCTAssertEqual(life.state, .open(ping: .ridesWithData))
+        XCTAssertTrue(life.pingWritten(), "the next heartbeat is a heartbeat after the write")
+        XCTAssertEqual(life.state, .open(ping: .written))
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: true, dataWasWritten: true), .pingWithData, "answered: the next one waits too")
+        XCTAssertTrue(life.pingWritten())
+        // Data written to the client is no answer from it.
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: true), .closeForPingTimeout)
+        XCTAssertFalse(life.pingWritten(), "no heartbeat once closing")
+    }
+
+    func testAPingThatFoundNoDataForAHeartbeatGoesAloneAndIsJudgedAsAnyOther() {
+        var life = Machine()
+        _ = life.heartbeatDue(clientWasHeard: true, dataWasWritten: true)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .sendPing, "nothing judged: no ping went out")
+        XCTAssertEqual(life.state, .open(ping: .alone))
+        XCTAssertTrue(life.pingWritten())
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .closeForPingTimeout)
+    }
+
+    func testAPingTheSocketNeverTookIsJudgedAtTheNextHeartbeatAsBefore() {
+        var life = Machine()
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .sendPing)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: true), .closeForPingTimeout, "a client that does not read")
+    }
+
+    func testTheWelcomeAloneIsNoDataFlowingAtTheFirstHeartbeat() {
+        var silent = Machine()
+        XCTAssertEqual(silent.heartbeatDue(clientWasHeard: false, dataWasWritten: true), .sendPing)
+        var talking = Machine()
+        XCTAssertEqual(talking.heartbeatDue(clientWasHeard: true, dataWasWritten: true), .pingWithData)
     }
 
     func testABrokerCloseStartsTheGraceOnceAndStopsReading() {
@@ -59,15 +94,15 @@ final class WebSocketConnectionStateMachineTests: XCTestCase {
         XCTAssertEqual(life.clientCloseReceived(code: 1000), .echo(code: 1000, startGrace: Machine.closeGrace))
         XCTAssertFalse(life.isOpen)
         XCTAssertEqual(life.clientCloseReceived(code: 1000), .none, "a second close is not answered")
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false), .stop)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .stop)
         XCTAssertEqual(life.closeGraceExpired(), .abort)
         XCTAssertEqual(life.echoWritten(), .none, "already cut")
     }
 
     func testTheGraceCutsABrokerCloseTheClientNeverAnswers() {
         var life = Machine()
-        _ = life.heartbeatDue(clientWasHeard: false)
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false), .closeForPingTimeout)
+        _ = life.heartbeatDue(clientWasHeard: false, dataWasWritten: false)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .closeForPingTimeout)
         XCTAssertEqual(life.closeGraceExpired(), .abort)
         XCTAssertEqual(life.state, .closed)
     }
@@ -81,7 +116,7 @@ final class WebSocketConnectionStateMachineTests: XCTestCase {
     func testNothingHappensOnceTheChannelIsGone() {
         var life = Machine()
         life.channelInactive()
-        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false), .stop)
+        XCTAssertEqual(life.heartbeatDue(clientWasHeard: false, dataWasWritten: false), .stop)
         XCTAssertEqual(life.brokerCloseQueued(), .none)
         XCTAssertEqual(life.closeFrameWritten(), .none)
         XCTAssertEqual(life.clientCloseReceived(code: 1000), .none)

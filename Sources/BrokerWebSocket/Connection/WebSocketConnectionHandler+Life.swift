@@ -70,9 +70,12 @@ extension WebSocketConnectionHandler {
     func heartbeatDue() {
         guard case .serving(let connection, let outbox) = phase else { return }
         noteQueuedClose(outbox)
-        switch life.heartbeatDue(clientWasHeard: takeClientWasHeard()) {
+        switch life.heartbeatDue(clientWasHeard: takeClientWasHeard(), dataWasWritten: outbox.takeDataWritten()) {
         case .sendPing:
             outbox.pushPing()
+            scheduleHeartbeat()
+        case .pingWithData:
+            outbox.owePing()
             scheduleHeartbeat()
         case .closeForPingTimeout:
             connection.debug("closing a websocket that did not answer a ping")
@@ -82,6 +85,16 @@ extension WebSocketConnectionHandler {
         case .stop:
             break
         }
+    }
+
+    /// The heartbeat's ping went to the socket (alone, or after data): the next heartbeat is a heartbeat from now,
+    /// and judges the client by what it sends from now on, and whether data flowed by what is written from now on
+    /// (the frames the ping went with were heard with it).
+    func pingWritten() {
+        guard case .serving(_, let outbox) = phase, life.pingWritten() else { return }
+        clientWasHeard = false
+        _ = outbox.takeDataWritten()
+        scheduleHeartbeat()
     }
 
     /// Whether a frame arrived since the previous call.

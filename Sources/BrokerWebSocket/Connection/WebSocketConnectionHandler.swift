@@ -88,7 +88,7 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
     package var timerLinks = TimerLinks<WebSocketConnectionHandler>()
     /// A read was asked for while the socket was not writable; it is done when the socket drains.
     private var readPending = false
-    /// Whether a frame arrived since the previous heartbeat.
+    /// Whether a frame arrived since the heartbeat's ping was written (since the previous heartbeat when it was not).
     #if DEBUG
     var clientWasHeard = false
     #else
@@ -187,9 +187,13 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         context.eventLoop.assertInEventLoop()
-        // The socket writer's close frame passes here on its way out: from now on the client's close answers it.
-        if unwrapOutboundIn(data).opcode == .connectionClose {
-            perform(life.closeFrameWritten())
+        // The socket writer's control frames pass here on their way out (its data frames go below, straight to the
+        // encoder's context). From the close frame on, the client's close answers it; from the heartbeat's ping on,
+        // the client has a heartbeat to be heard.
+        switch unwrapOutboundIn(data).opcode {
+        case .connectionClose: perform(life.closeFrameWritten())
+        case .ping: pingWritten()
+        default: break
         }
         context.write(data, promise: promise)
     }

@@ -17,6 +17,13 @@ import NIOWebSocket
 ///
 /// The grace starts when a close begins (``closeGrace``): a client that does not read can receive neither the
 /// broker's close frame nor the echo of its own, so the socket is cut when the grace expires.
+///
+/// While open, a heartbeat comes every `heartbeat_seconds` and asks for a ping (``Ping``). When a frame of a
+/// message was written to the client within the heartbeat, the ping waits to go right after the next frame
+/// written to it, so that it rides in a wake-up of a phone's radio that data causes anyway; it goes alone at the
+/// next heartbeat if none came, so the client never hears nothing for two heartbeats. Once the ping is written,
+/// the next heartbeat is a heartbeat from then, and the client is closed if nothing at all arrived from it
+/// meanwhile (a frame of any kind, as any frame shows it is there).
 package struct WebSocketConnectionStateMachine {
     /// How long a close handshake may take before the socket is cut (docs/PROTOCOL.md §5.10, §7).
     static let closeGrace: TimeAmount = .seconds(2)
@@ -24,8 +31,8 @@ package struct WebSocketConnectionStateMachine {
     static let pingTimeout = (code: CloseCode.goingAway, reason: "Ping timeout")
 
     enum State: Equatable {
-        /// Serving; `pingSent` once a heartbeat ping went out, so the next heartbeat judges the client.
-        case open(pingSent: Bool)
+        /// Serving; `ping` says where the heartbeat's ping is.
+        case open(ping: Ping)
         /// The broker's close is queued (`closeWritten` once it went to the socket); the client's answer is awaited.
         case closing(closeWritten: Bool)
         /// The client closed first; its close is being echoed.
@@ -34,10 +41,26 @@ package struct WebSocketConnectionStateMachine {
         case closed
     }
 
+    /// Where the heartbeat's ping is, while open.
+    enum Ping: Equatable {
+        /// None is asked for: the next heartbeat asks for one.
+        case none
+        /// Asked for while data flowed: it goes right after the next frame written to the client, or alone at the
+        /// next heartbeat.
+        case ridesWithData
+        /// Asked for alone: it goes as soon as the socket takes it.
+        case alone
+        /// Written (``pingWritten()``): the next heartbeat, a heartbeat later, judges the client.
+        case written
+    }
+
     /// What to do when a heartbeat is due.
     enum HeartbeatAction: Equatable {
-        /// Send a ping, and schedule the next heartbeat.
+        /// Send a ping now, and schedule the next heartbeat (``pingWritten()`` moves it to a heartbeat after the write).
         case sendPing
+        /// Let a ping go with the next frame written to the client, and schedule the next heartbeat, at which it
+        /// goes alone if it has not gone by then.
+        case pingWithData
         /// Close with ``pingTimeout``, dropping what is queued, and start the ``closeGrace`` timer.
         case closeForPingTimeout
         /// The connection is closing: no more heartbeats.
@@ -66,8 +89,11 @@ package struct WebSocketConnectionStateMachine {
         case none
     }
 
-    private(set) var state: State = .open(pingSent: false)
+    private(set) var state: State = .open(ping: .none)
     let grace: TimeAmount
+    /// The first heartbeat is to come: the welcome frame, written with the upgrade's answer, is data flowing only
+    /// if the client said something too.
+    private var firstHeartbeat = true
 
     init(grace: TimeAmount = Self.closeGrace) {
         self.grace = grace
@@ -79,15 +105,41 @@ package struct WebSocketConnectionStateMachine {
         return false
     }
 
-    /// A heartbeat is due. `clientWasHeard`: a frame of any kind arrived since the previous heartbeat.
-    mutating func heartbeatDue(clientWasHeard: Bool) -> HeartbeatAction {
-        guard case .open(let pingSent) = state else { return .stop }
-        if pingSent && !clientWasHeard {
-            state = .closing(closeWritten: false)
-            return .closeForPingTimeout
+    /// A heartbeat is due.
+    /// - Parameters:
+    ///   - clientWasHeard: a frame of any kind arrived since the ping was written (since the previous heartbeat
+    ///     when none was).
+    ///   - dataWasWritten: a frame of a message was written to the client since the ping was written (since the
+    ///     previous heartbeat when none was).
+    mutating func heartbeatDue(clientWasHeard: Bool, dataWasWritten: Bool) -> HeartbeatAction {
+        guard case .open(let ping) = state else { return .stop }
+        // A client that only ever heard its welcome is pinged alone: the ping is the first it hears since then.
+        let dataFlowed = dataWasWritten && (clientWasHeard || !firstHeartbeat)
+        firstHeartbeat = false
+        switch ping {
+        case .written, .alone:
+            // A ping the socket did not take for a whole heartbeat (its client does not read) counts as sent.
+            guard clientWasHeard else {
+                state = .closing(closeWritten: false)
+                return .closeForPingTimeout
+            }
+        case .ridesWithData:
+            // No data came to carry it for a whole heartbeat: it goes alone.
+            state = .open(ping: .alone)
+            return .sendPing
+        case .none:
+            break
         }
-        state = .open(pingSent: true)
-        return .sendPing
+        state = .open(ping: dataFlowed ? .ridesWithData : .alone)
+        return dataFlowed ? .pingWithData : .sendPing
+    }
+
+    /// The heartbeat's ping was written to the socket.
+    /// - Returns: whether the next heartbeat is now a heartbeat away (not once a close has begun).
+    mutating func pingWritten() -> Bool {
+        guard case .open = state else { return false }
+        state = .open(ping: .written)
+        return true
     }
 
     /// The broker queued a close (for any reason), or gave up on the connection: the handshake begins.

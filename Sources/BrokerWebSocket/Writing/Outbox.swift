@@ -11,7 +11,9 @@ import Synchronization
 /// The policy (byte bound, conflation, stall -> 4008, close after the queued frames or instead of them) is the
 /// core's ``OutboxQueue``; this class adds the lock around it, the WebSocket's control frames and the drain
 /// scheduling. Control frames are bounded too: at most one pong waits (the answer to a newer ping replaces it)
-/// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. The first close
+/// and one heartbeat ping, so a client that streams pings and never reads cannot grow the broker. The heartbeat
+/// ping may wait for data (``owePing()``): it then goes with the next frames the socket takes, in the same
+/// write and flush, and asks for no drain of its own. The first close
 /// is reported to the connection's handler (its ``owner``), whose state machine cuts the socket after the close
 /// grace, since a client that does not read cannot receive the close frame; ``abort()`` cuts it at once.
 ///
@@ -32,6 +34,15 @@ package final class Outbox: FrameSink {
         package var ping = false
     }
 
+    /// Where the heartbeat ping is.
+    private enum PingWait {
+        case none
+        /// It goes with the next frames or pong the socket takes.
+        case withData
+        /// It goes with the next drain, alone if need be.
+        case now
+    }
+
     private struct State {
         var queue: OutboxQueue
         /// The connection's handler, told when a close is queued (it starts the close grace: once) and when the
@@ -39,16 +50,21 @@ package final class Outbox: FrameSink {
         var owner: NIOLoopBound<WebSocketConnectionHandler>?
         /// The first close was reported to the owner.
         var closeReported = false
+        // The one-byte fields are declared together, so that they share one word and the outbox its allocator
+        // size class.
+        /// The heartbeat ping waiting to be written.
+        var ping = PingWait.none
+        /// Frames of messages were taken for the socket since ``takeDataWritten()`` was last called.
+        var dataTaken = false
         /// Writes the frames from the socket's event loop; `nil` before the WebSocket is served.
         var writer: SocketWriter?
         /// A socket drain is scheduled, or waits for the socket to become writable.
         var drainScheduled = false
         /// The answer to the newest ping not yet answered: one at most, whatever the client sends.
         var pendingPong: ByteBuffer?
-        /// The heartbeat ping waits for the socket.
-        var pendingPing = false
 
-        var hasWork: Bool { queue.hasWork || pendingPong != nil || pendingPing }
+        /// A ping that waits for data is no work: it asks for no drain.
+        var hasWork: Bool { queue.hasWork || pendingPong != nil || ping == .now }
 
         /// The writer to schedule, if a drain is not already scheduled.
         mutating func claimDrain() -> SocketWriter? {
@@ -93,7 +109,7 @@ package final class Outbox: FrameSink {
             case .overflowed:
                 // The queue now holds the 4008 close: no pong or heartbeat is owed any more.
                 state.pendingPong = nil
-                state.pendingPing = false
+                state.ping = .none
                 return (result, state.claimDrain(), state.takeCloseQueued())
             case .conflated, .closed: return (result, nil, nil)
             }
@@ -118,14 +134,31 @@ package final class Outbox: FrameSink {
         drain?.schedule(self)
     }
 
-    /// Queues the heartbeat ping (one at most).
+    /// Queues the heartbeat ping (one at most), to go as soon as the socket takes it.
     func pushPing() {
         let drain = state.withLock { state -> SocketWriter? in
             guard !state.queue.isClosing && !state.queue.isFinished else { return nil }
-            state.pendingPing = true
+            state.ping = .now
             return state.claimDrain()
         }
         drain?.schedule(self)
+    }
+
+    /// Lets the heartbeat ping (one at most) go with the next frames the socket takes (or the next pong), in the
+    /// same write: no drain is asked for. A ping already queued to go at once stays so.
+    func owePing() {
+        state.withLock { state in
+            guard !state.queue.isClosing && !state.queue.isFinished, state.ping == .none else { return }
+            state.ping = .withData
+        }
+    }
+
+    /// Whether frames of messages were taken for the socket since the previous call.
+    func takeDataWritten() -> Bool {
+        state.withLock { state in
+            defer { state.dataTaken = false }
+            return state.dataTaken
+        }
     }
 
     /// Hands the frames to `writer` from now on; frames already queued go at once.
@@ -145,8 +178,9 @@ package final class Outbox: FrameSink {
         state.withLock { $0.writer }?.drain(self, reusing: &buffer)
     }
 
-    /// Takes everything queued for the socket: the frames, the control frames, and the close that followed the
-    /// frames, if one was queued (nothing more is written after it).
+    /// Takes everything queued for the socket: the frames, the control frames (the heartbeat ping that waits for
+    /// data included, when frames or a pong go), and the close that followed the frames, if one was queued
+    /// (nothing more is written after it).
     func takeForSocket() -> Taken {
         var buffer = DrainBuffer()
         var taken = takeForSocket(into: &buffer)
@@ -160,9 +194,14 @@ package final class Outbox: FrameSink {
     package func takeForSocket(into buffer: inout DrainBuffer) -> Taken {
         state.withLock { state in
             let close = state.queue.take(into: &buffer)
-            let taken = Taken(queued: OutboxQueue.Taken(close: close), pong: state.pendingPong, ping: state.pendingPing)
+            // Once per drain, whatever the number of frames: whether data went (the next heartbeat asks), and the
+            // ping that waited for it.
+            let dataTaken = !buffer.frames.isEmpty
+            state.dataTaken = state.dataTaken || dataTaken
+            let ping = state.ping == .now || (state.ping == .withData && (dataTaken || state.pendingPong != nil))
+            let taken = Taken(queued: OutboxQueue.Taken(close: close), pong: state.pendingPong, ping: ping)
             state.pendingPong = nil
-            state.pendingPing = false
+            if ping { state.ping = .none }
             state.drainScheduled = false
             return taken
         }
@@ -175,7 +214,7 @@ package final class Outbox: FrameSink {
             guard state.queue.close(code: code, reason: reason, discardPending: discardPending) else { return (nil, nil) }
             // Once the broker closes, the client is owed no pong, and no heartbeat is due.
             state.pendingPong = nil
-            state.pendingPing = false
+            state.ping = .none
             return (state.claimDrain(), state.takeCloseQueued())
         }
         Self.reportCloseQueued(to: closeQueued)
@@ -205,7 +244,7 @@ package final class Outbox: FrameSink {
         state.withLock { state in
             state.queue.finish()
             state.pendingPong = nil
-            state.pendingPing = false
+            state.ping = .none
             state.owner = nil
             state.writer = nil
         }
