@@ -25,6 +25,10 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         Route(segments: ["v1", "owntracks"], methods: [.post]),
         Route(segments: ["v1", "donations", "*"], methods: [.get, .put, .delete]),
         Route(segments: ["v1", "donations", "*", "watch-token"], methods: [.post]),
+        Route(segments: ["v1", "push", "key"], methods: [.get]),
+        Route(segments: ["v1", "push", "subscriptions"], methods: [.post, .delete]),
+        Route(segments: ["v1", "events", "failed"], methods: [.get]),
+        Route(segments: ["v1", "events", "retry"], methods: [.post]),
         Route(segments: ["track", "*"], methods: [.get]),
         Route(segments: ["tiles", "*", "*", "*"], methods: [.get]),
         // The PubNub-compatible endpoints (PubNubRoutes).
