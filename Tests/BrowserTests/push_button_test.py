@@ -16,7 +16,7 @@ cannot show (seen with Chromium 156, --headless=new):
   clicked from the DevTools Protocol, so `notificationclick` is not exercised here.
 
 --push-routes stand-in (until the broker serves GET /v1/push/key and /v1/push/subscriptions): the browser's
-Fetch domain answers those two paths for the page, as EVENTS-SPEC section 4 says the broker does, and records what
+Fetch domain answers those two paths for the page, as docs/PROTOCOL.md 12.3 says the broker does, and records what
 the page sent; everything else (the page, the worker, the WebSocket) is the real broker's.
 --push-routes broker: the broker answers them itself (started with push_subject and push_service_hosts 127.0.0.1).
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The broker's events end to end: webhooks to a receiver and Web Pushes to a push service, through a trip, a broker
-killed with SIGKILL, and a receiver that fails for a while. DRAFT: written before the broker had the events; the names
-it relies on are gathered under SETTINGS below, to adjust to what the broker does.
+killed with SIGKILL, and a receiver that fails for a while. The broker's names it relies on (settings, routes, the events
+expected) are gathered under SETTINGS below.
 
 With the stand-ins (webhook_receiver.py, push_service.py; both checked by stand_ins_self_test.py) in this process:
 1. Starts location-broker on SQLite (a free 127.0.0.1 port, temporary secrets) with `webhook_url` at the receiver,
@@ -63,7 +63,7 @@ ENV = {
 APPROACHING_MINUTES = 5
 ARRIVAL_RADIUS_M = 150          # arrival_radius_meters' default
 PUSH_SUBJECT = "mailto:ops@example.org"
-# The broker's routes (EVENTS-SPEC section 4, docs/PROTOCOL.md).
+# The broker's routes (docs/PROTOCOL.md, section 12; docs/openapi.yaml).
 ROUTES = {
     "donation": "/v1/donations/{id}",
     "watch_token": "/v1/donations/{id}/watch-token",
@@ -87,7 +87,7 @@ TRIP_WEBHOOKS = [
     ("tracking.arrived", {"destination": "institution"}),
     ("tracking.ended", {"reason": "delivered"}),
 ]
-# The webhooks that come with a push (EVENTS-SPEC section 1's "Web Push?" column), in order.
+# The webhooks that come with a push (docs/PROTOCOL.md 12.1, "Pushed to the donor"), in order.
 TRIP_PUSHES = ["tracking.approaching", "tracking.arrived", "tracking.resumed", "tracking.approaching", "tracking.arrived",
                "tracking.ended"]
 RESILIENCE_WEBHOOKS = [
@@ -100,7 +100,7 @@ RESILIENCE_WEBHOOKS = [
 # events_silent_seconds for the silent/back check: None leaves the broker's default and skips the check; a number
 # (as small as the broker allows) makes the volunteer go quiet that long on the way to the institution, and
 # tracking.silent then tracking.back are expected after the institution's first_position.
-SILENT_SECONDS = None
+SILENT_SECONDS = 30
 # How long deliveries may take: the dispatcher's poll, and its backoff after the receiver recovers.
 DELIVERY_WAIT_S = 30
 RECOVERY_WAIT_S = 180
