@@ -11,7 +11,11 @@ import XCTest
 /// The event outbox in PostgreSQL: the shared scenarios, events written in one transaction with the donation change
 /// that caused them, and nodes on separate connections claiming at once.
 final class PostgresEventOutboxTests: XCTestCase {
-    private static let logger = Logger(label: "outbox-test")
+    private static let logger: Logger = {
+        var logger = Logger(label: "outbox-test")
+        logger.logLevel = .warning
+        return logger
+    }()
 
     /// Runs `body` with `count` clients (as many nodes) on a new, migrated database, and stops them whatever happens.
     private func withNodes<T: Sendable>(

@@ -58,7 +58,7 @@ package struct PostgresEventOutbox: EventOutbox {
             let webhookState = event.webhook ? "pending" : "none"
             try await connection.query(
                 """
-                INSERT INTO lb_events (id, donation, incarnation, type, occurred_at, body, push, webhook_state, push_state)
+                INSERT INTO lb_outbox_events (id, donation, incarnation, type, occurred_at, body, push, webhook_state, push_state)
                 VALUES (\(event.id), \(event.donation), \(event.incarnation), \(event.type), \(event.occurredAt), \(event.body), \(push),
                     \(webhookState), \(pushState))
                 ON CONFLICT (id) DO NOTHING
@@ -75,18 +75,18 @@ package struct PostgresEventOutbox: EventOutbox {
             let rows = try await client.query(
                 """
                 WITH heads AS (
-                    SELECT seq FROM lb_events AS head
+                    SELECT seq FROM lb_outbox_events AS head
                     WHERE head.\(unescaped: c.state) = 'pending'
                         AND head.\(unescaped: c.nextAttemptAt) <= \(now)
                         AND (head.\(unescaped: c.claimedUntil) IS NULL OR head.\(unescaped: c.claimedUntil) <= \(now))
                         AND NOT EXISTS (
-                            SELECT 1 FROM lb_events AS earlier
+                            SELECT 1 FROM lb_outbox_events AS earlier
                             WHERE earlier.donation = head.donation AND earlier.\(unescaped: c.state) = 'pending' AND earlier.seq < head.seq)
                     ORDER BY head.seq
                     LIMIT \(limit)
                     FOR UPDATE SKIP LOCKED
                 )
-                UPDATE lb_events AS claimed SET \(unescaped: c.claimedBy) = \(node), \(unescaped: c.claimedUntil) = \(now + lease)
+                UPDATE lb_outbox_events AS claimed SET \(unescaped: c.claimedBy) = \(node), \(unescaped: c.claimedUntil) = \(now + lease)
                 FROM heads WHERE claimed.seq = heads.seq
                 RETURNING claimed.seq, claimed.id, claimed.donation, claimed.incarnation, claimed.type, claimed.occurred_at, claimed.body,
                     claimed.push, claimed.\(unescaped: c.attempts)
@@ -109,7 +109,7 @@ package struct PostgresEventOutbox: EventOutbox {
         let c = OutboxColumns(route)
         try await execute(
                 """
-                UPDATE lb_events SET \(unescaped: c.state) = 'delivered', \(unescaped: c.deliveredAt) = \(at),
+                UPDATE lb_outbox_events SET \(unescaped: c.state) = 'delivered', \(unescaped: c.deliveredAt) = \(at),
                     \(unescaped: c.claimedBy) = NULL, \(unescaped: c.claimedUntil) = NULL
                 WHERE id = \(id) AND \(unescaped: c.state) = 'pending'
                 """)
@@ -120,7 +120,7 @@ package struct PostgresEventOutbox: EventOutbox {
         let error = OutboxErrorText.shortened(error)
         try await execute(
                 """
-                UPDATE lb_events SET \(unescaped: c.attempts) = \(Int32(clamping: attempts)), \(unescaped: c.nextAttemptAt) = \(nextAttemptAt),
+                UPDATE lb_outbox_events SET \(unescaped: c.attempts) = \(Int32(clamping: attempts)), \(unescaped: c.nextAttemptAt) = \(nextAttemptAt),
                     \(unescaped: c.lastError) = \(error), \(unescaped: c.claimedBy) = NULL, \(unescaped: c.claimedUntil) = NULL
                 WHERE id = \(id) AND \(unescaped: c.state) = 'pending' AND \(unescaped: c.claimedBy) = \(node)
                 """)
@@ -131,7 +131,7 @@ package struct PostgresEventOutbox: EventOutbox {
         let error = OutboxErrorText.shortened(error)
         try await execute(
                 """
-                UPDATE lb_events SET \(unescaped: c.state) = 'failed', \(unescaped: c.attempts) = \(Int32(clamping: attempts)),
+                UPDATE lb_outbox_events SET \(unescaped: c.state) = 'failed', \(unescaped: c.attempts) = \(Int32(clamping: attempts)),
                     \(unescaped: c.lastError) = \(error), \(unescaped: c.claimedBy) = NULL, \(unescaped: c.claimedUntil) = NULL
                 WHERE id = \(id) AND \(unescaped: c.state) = 'pending' AND \(unescaped: c.claimedBy) = \(node)
                 """)
@@ -143,7 +143,7 @@ package struct PostgresEventOutbox: EventOutbox {
             let rows = try await client.query(
                 """
                 SELECT id, donation, type, occurred_at, \(unescaped: c.attempts), \(unescaped: c.lastError)
-                FROM lb_events WHERE \(unescaped: c.state) = 'failed' ORDER BY seq LIMIT \(max(limit, 0))
+                FROM lb_outbox_events WHERE \(unescaped: c.state) = 'failed' ORDER BY seq LIMIT \(max(limit, 0))
                 """, logger: logger)
             var failed: [FailedEvent] = []
             for try await (id, donation, type, occurredAt, attempts, lastError) in rows.decode((String, String, String, Int64, Int32, String?).self) {
@@ -159,7 +159,7 @@ package struct PostgresEventOutbox: EventOutbox {
             let rows = try await client.query(
                 """
                 WITH requeued AS (
-                    UPDATE lb_events SET \(unescaped: c.state) = 'pending', \(unescaped: c.attempts) = 0, \(unescaped: c.nextAttemptAt) = \(now),
+                    UPDATE lb_outbox_events SET \(unescaped: c.state) = 'pending', \(unescaped: c.attempts) = 0, \(unescaped: c.nextAttemptAt) = \(now),
                         \(unescaped: c.claimedBy) = NULL, \(unescaped: c.claimedUntil) = NULL
                     WHERE \(unescaped: c.state) = 'failed' AND (\(id)::text IS NULL OR id = \(id))
                     RETURNING 1
@@ -179,7 +179,7 @@ package struct PostgresEventOutbox: EventOutbox {
                     count(*) FILTER (WHERE \(unescaped: c.state) = 'pending' AND \(unescaped: c.attempts) > 0),
                     count(*) FILTER (WHERE \(unescaped: c.state) = 'failed'),
                     min(occurred_at) FILTER (WHERE \(unescaped: c.state) = 'pending')
-                FROM lb_events
+                FROM lb_outbox_events
                 """, logger: logger)
             var stats = OutboxStats(pending: 0, retrying: 0, failed: 0, oldestPendingAge: 0)
             for try await (pending, retrying, failed, oldest) in rows.decode((Int64, Int64, Int64, Int64?).self) {
@@ -195,7 +195,7 @@ package struct PostgresEventOutbox: EventOutbox {
             let rows = try await client.query(
                 """
                 WITH pruned AS (
-                    DELETE FROM lb_events
+                    DELETE FROM lb_outbox_events
                     WHERE webhook_state IN ('delivered', 'none') AND push_state IN ('delivered', 'none')
                         AND greatest(occurred_at, coalesce(webhook_delivered_at, 0), coalesce(push_delivered_at, 0)) < \(before)
                     RETURNING 1

@@ -9,6 +9,7 @@ import PostgresNIO
 /// A change runs in one transaction that takes a cluster-wide advisory lock, reads the row, lets the caller
 /// decide, writes the row with the next value of the `lb_revision` sequence and tells every node with `pg_notify`
 /// (delivered at commit, in commit order) that the donation changed at that revision, sealed; nodes read the row.
+/// The events the change causes are appended to the event outbox (``PostgresEventOutbox``) in that transaction.
 /// The lock makes revision order and commit order the same, so a node that missed notifications can catch up
 /// with `changes(since:)` without a gap (a revision below a committed one is committed or never will be); donation changes
 /// are a few per second, far below what one lock allows. Deleted donations stay as rows without a body

@@ -68,10 +68,11 @@ enum PostgresSchema {
         (
             "v4-events",
             [
-                // The event outbox (see PostgresEventOutbox): `seq` keeps the order events were appended in, and each
-                // route keeps its own delivery state. Bodies hold no coordinate, so they are stored as they are.
+                // The event outbox (see PostgresEventOutbox; not to be confused with the NOTIFY channel `lb_events`):
+                // `seq` keeps the order events were appended in, and each route keeps its own delivery state. Bodies
+                // hold no coordinate, so they are stored as they are.
                 """
-                CREATE TABLE lb_events (
+                CREATE TABLE lb_outbox_events (
                     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                     id text NOT NULL UNIQUE,
                     donation text NOT NULL,
@@ -97,8 +98,8 @@ enum PostgresSchema {
                 )
                 """,
                 // A donation's oldest pending row on a route is the one claimed: found through these.
-                "CREATE INDEX lb_events_webhook_pending ON lb_events (donation, seq) WHERE webhook_state = 'pending'",
-                "CREATE INDEX lb_events_push_pending ON lb_events (donation, seq) WHERE push_state = 'pending'",
+                "CREATE INDEX lb_outbox_events_webhook_pending ON lb_outbox_events (donation, seq) WHERE webhook_state = 'pending'",
+                "CREATE INDEX lb_outbox_events_push_pending ON lb_outbox_events (donation, seq) WHERE push_state = 'pending'",
                 // One row per browser and donation: a browser has one endpoint for the whole tracking page, and may
                 // watch two donations.
                 """
