@@ -20,6 +20,8 @@ struct EventOutboxScenarios {
         ("a delivered id appended again is not sent again", { try await $0.aDeliveredIDAppendedAgainIsNotSentAgain() }),
         ("a huge error text is kept short", { try await $0.aHugeErrorTextIsKeptShort() }),
         ("subscriptions upsert, limit and go", { try await $0.subscriptionsUpsertLimitAndGo() }),
+        ("silences and their ends are stored in turn", { try await $0.silencesAndTheirEndsAreStoredInTurn() }),
+        ("an event without a webhook waits for none", { try await $0.anEventWithoutAWebhookWaitsForNone() }),
     ]
 
     /// Runs every scenario on a fresh outbox from `make`, naming the one that failed.
@@ -56,6 +58,42 @@ struct EventOutboxScenarios {
     }
 
     // MARK: - Scenarios
+
+    /// Two nodes judging the same silence each append one, under their own ids: the backend hears of it once, and of
+    /// its end once; a `back` with no silence before it is no news.
+    func silencesAndTheirEndsAreStoredInTurn() async throws {
+        func edge(_ n: Int, _ type: String, incarnation: String = "inc-d-1") -> OutboxEvent {
+            OutboxEvent(
+                id: Self.id(n), donation: "d-1", incarnation: incarnation, type: type, occurredAt: 1_000 + Int64(n),
+                body: #"{"type":"\#(type)"}"#)
+        }
+        try await outbox.append([edge(1, "tracking.back")])
+        try await outbox.append([edge(2, "tracking.silent")])
+        try await outbox.append([edge(3, "tracking.silent")])
+        try await outbox.append([edge(4, "tracking.back"), edge(5, "tracking.back")])
+        try await outbox.append([edge(6, "tracking.silent")])
+        try await outbox.append([edge(7, "tracking.back", incarnation: "another")])
+        var stored: [String] = []
+        while true {
+            let ids = try await claimIDs(limit: 1)
+            guard let id = ids.first else { break }
+            stored.append(id)
+            try await outbox.delivered(id, route: .webhook, node: "n1", at: 2_000)
+        }
+        try expect(
+            stored == [Self.id(2), Self.id(4), Self.id(6)],
+            "silent, back, silent in turn; a back first, a second silent, a second back and another incarnation's back are dropped: \(stored)")
+    }
+
+    func anEventWithoutAWebhookWaitsForNone() async throws {
+        var quiet = Self.event(1, donation: "d-1", push: true)
+        quiet.webhook = false
+        try await outbox.append([quiet])
+        try expect(try await claimIDs(.webhook).isEmpty, "no webhook is claimed for an event that has none")
+        try expect(try await claimIDs(.push) == [Self.id(1)], "its push is")
+        let stats = try await outbox.stats(route: .webhook, now: 2_000)
+        try expect(stats.pending == 0, "it waits as no webhook: \(stats)")
+    }
 
     func anIDAppendedTwiceIsStoredOnce() async throws {
         let first = Self.event(1, donation: "d-1")

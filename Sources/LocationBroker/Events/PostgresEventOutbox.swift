@@ -46,7 +46,7 @@ package struct PostgresEventOutbox: EventOutbox {
                 var latest: String?
                 let rows = try await connection.query(
                     """
-                    SELECT type FROM lb_events WHERE donation = \(event.donation) AND incarnation = \(event.incarnation)
+                    SELECT type FROM lb_outbox_events WHERE donation = \(event.donation) AND incarnation = \(event.incarnation)
                         AND type IN (\(OutboxEvent.silent), \(OutboxEvent.back))
                     ORDER BY seq DESC LIMIT 1
                     """, logger: logger)
