@@ -39,8 +39,11 @@ struct EventRoutes: Sendable {
         guard let route = route(request.uri.queryParameters.get("route")) else {
             return refuse(.badRequest, .init(.badRequest, "route must be webhook or push"))
         }
-        let limit = request.uri.queryParameters.get("limit").flatMap(Int.init) ?? 100
-        guard (1...1_000).contains(limit) else { return refuse(.badRequest, .init(.badRequest, "limit must be from 1 to 1000")) }
+        let limits = request.uri.queryParameters.getAll("limit")
+        let limit = limits.isEmpty ? 100 : limits.count == 1 ? Int(limits[0]) : nil
+        guard let limit, (1...1_000).contains(limit) else {
+            return refuse(.badRequest, .init(.badRequest, "limit must be one whole number from 1 to 1000"))
+        }
         do {
             let rows = try await outbox.failedEvents(route: route, limit: limit)
             return JSONResponse.encode(
@@ -54,9 +57,35 @@ struct EventRoutes: Sendable {
         }
     }
 
+    /// `{"route": "webhook" or "push" (optional), "id": an event id, null or absent}`, nothing else.
     private struct RetryBody: Decodable {
         let route: String?
         let id: String?
+
+        private enum Keys: String, CodingKey { case route, id }
+
+        init(route: String?, id: String?) {
+            self.route = route
+            self.id = id
+        }
+
+        init(from decoder: any Decoder) throws {
+            // A null route is no route: only an absent one means the default.
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            for key in container.allKeys where Keys(rawValue: key.stringValue) == nil {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "unknown field \(key.stringValue)")
+            }
+            let known = try decoder.container(keyedBy: Keys.self)
+            route = known.contains(.route) ? try known.decode(String.self, forKey: .route) : nil
+            id = try known.decodeIfPresent(String.self, forKey: .id)
+        }
+
+        private struct AnyKey: CodingKey {
+            let stringValue: String
+            init?(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
     }
 
     private func retry(_ request: Request) async -> Response {

@@ -61,10 +61,10 @@ struct PushRoutes: Sendable {
 
     /// Checks the watch link and reads the body.
     private func admit(_ request: Request) async -> Result<(WatchScope, SubscriptionBody), Refused> {
-        guard publicKey != nil, outbox != nil else { return .failure(Refused(response: disabled)) }
         guard let token = request.headers.bearerCredential else {
             return .failure(Refused(response: refuse(.unauthorized, .init(.unauthorized, "send the page's watch link as Authorization: Bearer <token>"))))
         }
+        guard publicKey != nil, outbox != nil else { return .failure(Refused(response: disabled)) }
         let scope: WatchScope
         switch await watchLinks.verify(token, now: clock() / 1000) {
         case .success(let verified):
