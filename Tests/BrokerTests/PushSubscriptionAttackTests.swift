@@ -148,7 +148,7 @@ final class PushSubscriptionAttackTests: XCTestCase {
         try await broker.put("d-1", state: .pickedByVolunteer)
         try await broker.put("d-1", state: .beingTakenTo)
         try await pushService.waitFor("the allowed endpoint gets the push") { $0.contains { $0.path == "/allowed" } }
-        XCTAssertEqual(pushService.received.map(\.path), ["/allowed"], "only the allowed endpoint was ever contacted")
+        XCTAssertEqual(pushService.received.map { "\($0.method) \($0.path)" }, ["POST /allowed"], "only the allowed endpoint was ever contacted")
     }
 
     // MARK: - Keys
