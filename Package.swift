@@ -295,6 +295,7 @@ let package = Package(
                 "BrokerProtocol",
                 "TrackingRules",
                 "DeterministicRandom",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),

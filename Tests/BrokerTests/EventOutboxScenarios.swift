@@ -264,6 +264,12 @@ struct EventOutboxScenarios {
         stored = try await outbox.subscriptions(donation: "d-1", incarnation: "i-1")
         try expect(stored == [record("2", key: "new", at: 4)], "the endpoint goes: \(stored)")
         try expect(try await outbox.subscriptions(donation: "d-2", incarnation: "j").isEmpty, "from every donation")
+        // A donor turning one donation's pushes off keeps the same browser's pushes of another.
+        try expect(try await outbox.addSubscription(record("7"), limit: 5), "d-1's")
+        try expect(try await outbox.addSubscription(record("7", donation: "d-2", incarnation: "j"), limit: 5), "d-2's")
+        try await outbox.removeSubscription(endpoint: "https://push.example/7", donation: "d-2")
+        try expect(try await outbox.subscriptions(donation: "d-2", incarnation: "j").isEmpty, "d-2's goes")
+        try expect(try await outbox.subscriptions(donation: "d-1", incarnation: "i-1").contains(record("7")), "d-1's stays")
         // The donation made again under the same id: the old incarnation's subscriptions neither count nor stay.
         try expect(try await outbox.addSubscription(record("5", incarnation: "i-2"), limit: 1), "a new incarnation is not held back by the old")
         try expect(try await outbox.subscriptions(donation: "d-1", incarnation: "i-1").isEmpty, "the old incarnation's are gone")

@@ -1,12 +1,14 @@
 import BrokerCore
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Delivers the outbox: each event's webhook to the backend and its push to the donor's browsers.
 ///
 /// Every node runs one; the outbox leases each delivery to one node at a time, so in a cluster each event is
 /// sent by one node (again by another only if that one stops before it is done, when its lease runs out).
-/// One donation's events go one at a time, oldest first. A failed attempt is tried again after an
+/// One donation's events go one at a time, oldest first; different donations' go in parallel, each attempt on its
+/// own, so a receiver that hangs on one holds up no other. A failed attempt is tried again after an
 /// exponential backoff with full jitter, until the delivery is older than the give-up time; then it is kept
 /// as failed for an operator to look at and send again (`/v1/events/failed`, `/v1/events/retry`).
 struct EventDispatcher: Service {
@@ -32,71 +34,87 @@ struct EventDispatcher: Service {
     let doorbell: Doorbell
     /// How often the outbox is looked at when nothing rang.
     var tick: Duration = .seconds(1)
-    /// Deliveries claimed at once; attempts of one batch run concurrently.
+    /// Deliveries under way at once on this node, per route.
     var batch = 16
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            var lastStats: Int64?
-            var lastPrune: Int64?
-            while !Task.isCancelled {
-                var busy = false
-                if webhooks != nil { busy = await deliverWebhooks() || busy }
-                if pushes != nil { busy = await deliverPushes() || busy }
-                let now = clock.now()
-                if lastStats.map({ now - $0 >= 5_000 }) ?? true {
-                    lastStats = now
-                    await updateGauges(now: now)
+        let inFlight = InFlight()
+        await cancelWhenGracefulShutdown {
+            // Each delivery runs as a task of its own: one that hangs until its timeout holds up its donation's
+            // later events only, never another donation's. The loop claims more as soon as one ends.
+            await withDiscardingTaskGroup { group in
+                var lastStats: Int64?
+                var lastPrune: Int64?
+                while !Task.isCancelled {
+                    var busy = false
+                    if webhooks != nil { busy = await startWebhooks(in: &group, inFlight: inFlight) || busy }
+                    if pushes != nil { busy = await startPushes(in: &group, inFlight: inFlight) || busy }
+                    let now = clock.now()
+                    if lastStats.map({ now - $0 >= 5_000 }) ?? true {
+                        lastStats = now
+                        await updateGauges(now: now)
+                    }
+                    if lastPrune.map({ now - $0 >= 3_600_000 }) ?? true {
+                        lastPrune = now
+                        // Delivered events are kept a week, for an operator asking what the backend was told.
+                        _ = try? await outbox.prune(deliveredBefore: now - 7 * 86_400_000)
+                    }
+                    if !busy { await doorbell.wait(limit: tick) }
                 }
-                if lastPrune.map({ now - $0 >= 3_600_000 }) ?? true {
-                    lastPrune = now
-                    // Delivered events are kept a week, for an operator asking what the backend was told.
-                    _ = try? await outbox.prune(deliveredBefore: now - 7 * 86_400_000)
-                }
-                if !busy { await doorbell.wait(limit: tick) }
             }
         }
     }
 
-    /// Sends one batch of due webhooks. - Returns: whether there was any.
-    func deliverWebhooks() async -> Bool {
+    /// Deliveries under way on this node, per route: at most `batch` each.
+    private final class InFlight: Sendable {
+        private let counts = Mutex([OutboxRoute: Int]())
+
+        func free(_ route: OutboxRoute, of batch: Int) -> Int { counts.withLock { batch - $0[route, default: 0] } }
+        func started(_ route: OutboxRoute, _ count: Int) { counts.withLock { $0[route, default: 0] += count } }
+        func ended(_ route: OutboxRoute) { counts.withLock { $0[route, default: 0] -= 1 } }
+    }
+
+    /// Claims the due webhooks this node has room for and starts sending each. - Returns: whether there was any.
+    private func startWebhooks(in group: inout DiscardingTaskGroup, inFlight: InFlight) async -> Bool {
         guard let webhooks else { return false }
-        let now = clock.now()
-        let claimed: [ClaimedEvent]
-        do {
-            claimed = try await outbox.claim(.webhook, node: node, now: now, lease: lease.milliseconds, limit: batch)
-        } catch {
-            logger.warning("the event outbox cannot be read; webhooks wait", metadata: ["error": "\(error)"])
-            return false
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for delivery in claimed {
-                group.addTask {
-                    let verdict = await webhooks.send(delivery.event, now: now)
-                    await settle(delivery, route: .webhook, verdict: verdict)
-                }
+        let claimed = await claim(.webhook, limit: inFlight.free(.webhook, of: batch))
+        inFlight.started(.webhook, claimed.count)
+        for delivery in claimed {
+            group.addTask {
+                let verdict = await webhooks.send(delivery.event, now: clock.now())
+                await settle(delivery, route: .webhook, verdict: verdict)
+                inFlight.ended(.webhook)
+                // The donation's next event may be due now.
+                doorbell.ring()
             }
         }
         return !claimed.isEmpty
     }
 
-    /// Sends one batch of due pushes, each to every subscription of its donation. - Returns: whether there was any.
-    func deliverPushes() async -> Bool {
+    /// Claims the due pushes this node has room for and starts sending each to every subscription of its donation.
+    /// - Returns: whether there was any.
+    private func startPushes(in group: inout DiscardingTaskGroup, inFlight: InFlight) async -> Bool {
         guard let pushes else { return false }
-        let now = clock.now()
-        let claimed: [ClaimedEvent]
-        do {
-            claimed = try await outbox.claim(.push, node: node, now: now, lease: lease.milliseconds, limit: batch)
-        } catch {
-            logger.warning("the event outbox cannot be read; pushes wait", metadata: ["error": "\(error)"])
-            return false
-        }
-        await withTaskGroup(of: Void.self) { group in
-            for delivery in claimed {
-                group.addTask { await push(delivery, with: pushes, now: now) }
+        let claimed = await claim(.push, limit: inFlight.free(.push, of: batch))
+        inFlight.started(.push, claimed.count)
+        for delivery in claimed {
+            group.addTask {
+                await push(delivery, with: pushes, now: clock.now())
+                inFlight.ended(.push)
+                doorbell.ring()
             }
         }
         return !claimed.isEmpty
+    }
+
+    private func claim(_ route: OutboxRoute, limit: Int) async -> [ClaimedEvent] {
+        guard limit > 0 else { return [] }
+        do {
+            return try await outbox.claim(route, node: node, now: clock.now(), lease: lease.milliseconds, limit: limit)
+        } catch {
+            logger.warning("the event outbox cannot be read; deliveries wait", metadata: ["route": "\(route.rawValue)", "error": "\(error)"])
+            return []
+        }
     }
 
     private func push(_ delivery: ClaimedEvent, with pushes: any PushSending, now: Int64) async {

@@ -38,8 +38,11 @@ package protocol EventOutbox: Sendable {
     func addSubscription(_ subscription: PushSubscriptionRecord, limit: Int) async throws -> Bool
     /// The donation's subscriptions of this incarnation, oldest first.
     func subscriptions(donation: String, incarnation: String) async throws -> [PushSubscriptionRecord]
-    /// Removes the endpoint from every donation (the browser unsubscribed, or the push service said it is gone).
+    /// Removes the endpoint from every donation (the push service said it is gone).
     func removeSubscription(endpoint: String) async throws
+    /// Removes the endpoint from one donation only (its donor turned that donation's pushes off): the same
+    /// browser's subscriptions to other donations stay.
+    func removeSubscription(endpoint: String, donation: String) async throws
     /// Removes every subscription of the donation: when it ended (after its last push went out) or was deleted.
     func removeSubscriptions(donation: String) async throws
 }

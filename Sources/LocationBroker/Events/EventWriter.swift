@@ -25,7 +25,7 @@ struct EventWriter: Service {
     let onStored: @Sendable () -> Void
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 let events = await recorder.next()
                 guard !events.isEmpty else { break }

@@ -254,6 +254,10 @@ package struct PostgresEventOutbox: EventOutbox {
         try await execute("DELETE FROM lb_push_subscriptions WHERE endpoint = \(endpoint)")
     }
 
+    package func removeSubscription(endpoint: String, donation: String) async throws {
+        try await execute("DELETE FROM lb_push_subscriptions WHERE endpoint = \(endpoint) AND donation = \(donation)")
+    }
+
     package func removeSubscriptions(donation: String) async throws {
         try await execute("DELETE FROM lb_push_subscriptions WHERE donation = \(donation)")
     }

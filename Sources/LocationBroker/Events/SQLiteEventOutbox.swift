@@ -214,6 +214,12 @@ package struct SQLiteEventOutbox: EventOutbox {
         try await database.write { db in try db.execute(sql: "DELETE FROM push_subscription WHERE endpoint = ?", arguments: [endpoint]) }
     }
 
+    package func removeSubscription(endpoint: String, donation: String) async throws {
+        try await database.write { db in
+            try db.execute(sql: "DELETE FROM push_subscription WHERE endpoint = ? AND donation = ?", arguments: [endpoint, donation])
+        }
+    }
+
     package func removeSubscriptions(donation: String) async throws {
         try await database.write { db in try db.execute(sql: "DELETE FROM push_subscription WHERE donation = ?", arguments: [donation]) }
     }

@@ -130,9 +130,8 @@ struct PushRoutes: Sendable {
         }
         guard let outbox else { return disabled }
         do {
-            // Only this donation's subscriptions may be removed with its link.
-            let mine = try await outbox.subscriptions(donation: scope.donation, incarnation: scope.incarnation)
-            if mine.contains(where: { $0.endpoint == body.endpoint }) { try await outbox.removeSubscription(endpoint: body.endpoint) }
+            // Only this donation's subscription is removed with its link: the same browser may hold others'.
+            try await outbox.removeSubscription(endpoint: body.endpoint, donation: scope.donation)
         } catch {
             return refuse(.serviceUnavailable, .init(.unavailable, "the subscription could not be removed now; retry"))
         }
