@@ -130,9 +130,18 @@ struct EventDispatcher: Service {
             await settle(delivery, route: .push, verdict: .retry("the subscriptions could not be read: \(error)"))
             return
         }
+        // The browsers at once: one push then takes one attempt's time however many browsers there are, well inside
+        // the lease, so no other node takes it over and sends it again.
+        let verdicts = await withTaskGroup(of: (PushSubscriptionRecord, AttemptVerdict).self) { group in
+            for subscription in subscriptions {
+                group.addTask { (subscription, await pushes.send(event, message: message, to: subscription, now: now)) }
+            }
+            var verdicts: [(PushSubscriptionRecord, AttemptVerdict)] = []
+            for await verdict in group { verdicts.append(verdict) }
+            return verdicts
+        }
         var again: String?
-        for subscription in subscriptions {
-            let verdict = await pushes.send(event, message: message, to: subscription, now: now)
+        for (subscription, verdict) in verdicts {
             switch verdict {
             case .delivered:
                 metrics.attempt(.push, "sent")
