@@ -112,7 +112,9 @@ struct PostgresBus: Service {
     ///
     /// A position is stored only while one of its donations is still trackable for its volunteer, checked under
     /// the donation change lock held shared: a change that ends tracking (and deletes the row) commits either
-    /// before the check, which then fails, or after the upsert, and deletes what it wrote.
+    /// before the check, which then fails, or after the upsert, and deletes what it wrote. The check is a scalar
+    /// subquery that reads the named donations by key and parses only their bodies: as an `EXISTS` PostgreSQL
+    /// made it a join that parsed every donation's body for every batch.
     private func send(_ payloads: [String], on targets: [String], keeping last: LastPositionRows) async throws {
         try await client.withTransaction(logger: logger) { connection in
             if !last.channelKeys.isEmpty {
@@ -125,11 +127,9 @@ struct PostgresBus: Service {
                     SELECT p.channel_key, p.seq, p.sealed, now()
                     FROM unnest(\(last.channelKeys)::text[], \(last.seqs)::int8[], \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[])
                         AS p(channel_key, seq, sealed, donations, channel)
-                    WHERE EXISTS (
-                        SELECT 1 FROM lb_donations d
-                        WHERE d.id = ANY(string_to_array(p.donations, ','))
-                        AND d.body::jsonb->>'volunteer' = p.channel
-                        AND d.body::jsonb->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
+                    WHERE (
+                        SELECT bool_or(named.body->>'volunteer' = p.channel AND named.body->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
+                        FROM (SELECT d.body::jsonb AS body FROM lb_donations d WHERE d.id = ANY(string_to_array(p.donations, ','))) AS named)
                     ON CONFLICT (channel_key) DO UPDATE SET seq = EXCLUDED.seq, sealed = EXCLUDED.sealed, kept_at = EXCLUDED.kept_at
                     WHERE lb_last_positions.seq < EXCLUDED.seq
                 )
