@@ -58,6 +58,28 @@ class Postgres:
     def run(self, tool, *args):
         subprocess.run(self.command(tool, *args), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
+    def committed(self):
+        """Transactions committed in the bench database so far (pg_stat_database, flushed within a second)."""
+        output = subprocess.run(self.command("psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "lb", "-d", "bench", "-At", "-c",
+                                             "SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'"),
+                                capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout
+        return int(output.strip())
+
+    def cpu_seconds(self):
+        """CPU of the postmaster's children alive now (the nodes' sessions are long-lived), user + system."""
+        with open(f"{self.folder}/data/postmaster.pid") as f:
+            postmaster = f.readline().strip()
+        total = 0
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                with open(stat) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         subprocess.run(self.command("pg_ctl", "-D", f"{self.folder}/data", "-m", "immediate", "stop"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -129,7 +151,7 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-async def latency_run(publish_node, watch_node, pairs, rate, seconds, label):
+async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, label):
     sent, received = {}, {}
     pending_ids = {}
     volunteers, donors = [], []
@@ -158,6 +180,8 @@ async def latency_run(publish_node, watch_node, pairs, rate, seconds, label):
 
     readers = [asyncio.create_task(read_donor(d)) for d in donors] + [asyncio.create_task(read_volunteer(i, v)) for i, v in enumerate(volunteers)]
     cpu_before = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
+    commits_before, postgres_cpu_before = postgres.committed(), postgres.cpu_seconds()
+    print(f"publishing: {label}", file=sys.stderr, flush=True)
     interval = 1.0 / rate
     start = time.perf_counter()
     n = 0
@@ -173,19 +197,25 @@ async def latency_run(publish_node, watch_node, pairs, rate, seconds, label):
             await asyncio.sleep(delay)
     await asyncio.sleep(2)  # let the last ones arrive
     cpu_after = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
+    commits, postgres_cpu = postgres.committed() - commits_before, postgres.cpu_seconds() - postgres_cpu_before
     for task in readers:
         task.cancel()
     for ws in volunteers + donors:
         await ws.close()
     latencies = [(received[key] - t) * 1000 for key, t in sent.items() if key in received]
     lost = sum(1 for key in sent if key not in received)
-    cpu = sum(cpu_after) - sum(cpu_before)
+    # Each node counted once: with donors on the volunteers' node both pairs of readings are the same process.
+    cpu = cpu_after[0] - cpu_before[0] + (cpu_after[1] - cpu_before[1] if watch_node is not publish_node else 0)
     return {
         "label": label, "pairs": pairs, "rate": rate, "seconds": seconds, "published": n, "acknowledged": len(sent),
         "delivered": len(latencies), "lost": lost,
         "p50_ms": round(percentile(latencies, 50), 3), "p90_ms": round(percentile(latencies, 90), 3),
         "p99_ms": round(percentile(latencies, 99), 3), "max_ms": round(max(latencies), 3),
         "broker_cpu_us_per_delivery": round(cpu / max(1, len(latencies)) * 1e6, 1),
+        "cpu_seconds_publishing_node": round(cpu_after[0] - cpu_before[0], 3),
+        "cpu_seconds_watching_node": round(cpu_after[1] - cpu_before[1], 3) if watch_node is not publish_node else None,
+        "postgres_transactions_per_position": round(commits / max(1, n), 3),
+        "postgres_cpu_us_per_position": round(postgres_cpu / max(1, n) * 1e6, 1),
     }
 
 
@@ -260,7 +290,7 @@ def main():
     parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--rate", type=float, default=200, help="positions per second in total")
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--notify-seconds", type=int, default=10)
+    parser.add_argument("--notify-seconds", type=int, default=10, help="0 skips the NOTIFY-ceiling part")
     parser.add_argument("--report", help="write the JSON report here too")
     args = parser.parse_args()
 
@@ -269,14 +299,16 @@ def main():
     nodes = []
     try:
         nodes = [Node(args.broker, "a", postgres.url, folder), Node(args.broker, "b", postgres.url, folder)]
+        print(f"nodes: a pid {nodes[0].process.pid}, b pid {nodes[1].process.pid}", file=sys.stderr, flush=True)
         for i in range(args.pairs):
             put_donation(nodes[0], f"b-{i}", f"vol{i}@bench.example", f"donor{i}@bench.example")
         time.sleep(0.5)
         report = {"machine": {"cores": os.cpu_count(), "postgres": os.path.basename(os.path.dirname(postgres.bin))}}
-        report["same_node"] = asyncio.run(latency_run(nodes[0], nodes[0], args.pairs, args.rate, args.seconds, "donors on the volunteers' node"))
-        report["cross_node"] = asyncio.run(latency_run(nodes[0], nodes[1], args.pairs, args.rate, args.seconds, "donors on the other node"))
+        report["same_node"] = asyncio.run(latency_run(postgres, nodes[0], nodes[0], args.pairs, args.rate, args.seconds, "donors on the volunteers' node"))
+        report["cross_node"] = asyncio.run(latency_run(postgres, nodes[0], nodes[1], args.pairs, args.rate, args.seconds, "donors on the other node"))
         report["revocation"] = asyncio.run(revocation_run(nodes[0], nodes[1], min(args.pairs, 50)))
-        report["notify"] = [notify_ceiling(postgres, nodes, args.notify_seconds, batch) for batch in (1, 100)]
+        if args.notify_seconds > 0:
+            report["notify"] = [notify_ceiling(postgres, nodes, args.notify_seconds, batch) for batch in (1, 100)]
         text = json.dumps(report, indent=2)
         print(text)
         if args.report:

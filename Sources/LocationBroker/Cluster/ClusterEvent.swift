@@ -40,6 +40,17 @@ enum ClusterEvent: Sendable, Equatable {
 
     /// The event sealed for the NOTIFY channel `channel`.
     func sealed(with keys: ClusterKeys, channel: String) throws -> String {
+        try sealed(try plaintext(), with: keys, channel: channel)
+    }
+
+    /// `plaintext`, this event's own (``plaintext()``), sealed for the NOTIFY channel `channel`: the writer encodes a
+    /// position once for every channel it goes on and for its stored row (``SealedLastPosition``).
+    func sealed(_ plaintext: Data, with keys: ClusterKeys, channel: String) throws -> String {
+        try keys.seal(plaintext, for: purpose, context: channel)
+    }
+
+    /// What is sealed: the event as JSON.
+    func plaintext() throws -> Data {
         let wire: Wire
         switch self {
         case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
@@ -51,7 +62,7 @@ enum ClusterEvent: Sendable, Equatable {
         case .heartbeat(let origin, let nonce):
             wire = Wire(k: "h", n: origin, h: nonce)
         }
-        return try keys.seal(try JSONEncoder().encode(wire), for: purpose, context: channel)
+        return try JSONEncoder().encode(wire)
     }
 
     /// Opens and decodes a NOTIFY payload received on `channel`.

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerProtocol
+import Foundation
 
 /// The newest position of each channel in a batch of events, as columns for one `unnest` upsert (a channel may
 /// appear once per statement in an upsert). The donation ids go along as a statement parameter, for the check that
@@ -11,11 +12,14 @@ struct LastPositionRows {
     var donations: [String] = []
     var channels: [String] = []
 
-    init(_ batch: [ClusterEvent], keys: ClusterKeys) {
+    /// - Parameter positions: the batch's position events in order, each with its plaintext (``ClusterEvent/plaintext()``),
+    ///   sealed as its row as it is.
+    init(_ positions: [(event: ClusterEvent, plaintext: Data)], keys: ClusterKeys) {
         var newest: [String: Int] = [:]
-        var rows: [LastPosition] = []
-        for case .position(_, let channel, let seq, let position, let donations, let seenAt) in batch {
-            let row = LastPosition(channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
+        var rows: [(channel: String, seq: Int64, donations: [String], plaintext: Data)] = []
+        for (event, plaintext) in positions {
+            guard case .position(_, let channel, let seq, _, let donations, _) = event else { continue }
+            let row = (channel: channel, seq: seq, donations: donations, plaintext: plaintext)
             if let index = newest[channel] {
                 rows[index] = row
             } else {
@@ -24,7 +28,7 @@ struct LastPositionRows {
             }
         }
         for row in rows {
-            guard let (channelKey, value) = try? SealedLastPosition.seal(row, keys: keys) else { continue }
+            guard let (channelKey, value) = try? SealedLastPosition.seal(positionEvent: row.plaintext, of: row.channel, keys: keys) else { continue }
             channelKeys.append(channelKey)
             seqs.append(row.seq)
             sealed.append(value)
