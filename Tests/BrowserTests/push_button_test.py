@@ -290,22 +290,19 @@ async def run(options):
             log("ok: the page POSTed the subscription's JSON with Authorization: Bearer <the watch token>")
         # The registration's id, as DevTools knows it, to push to it.
         await browser.call("ServiceWorker.enable")
-        push_id = await registration_id(browser, f"{origin}/track/{DONATION}")
+        scope = f"{origin}/track/{DONATION}"
         message = {"title": "Almost there", "body": "The volunteer is about 4 minutes away.", "tag": f"donation-{DONATION}",
                    "donation": DONATION, "type": "tracking.approaching"}
-        await browser.call("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": push_id, "data": json.dumps(message)})
-        shown = await wait_notifications(browser, lambda n: any(x["title"] == "Almost there" for x in n))
+        shown = await push_and_wait(browser, origin, scope, json.dumps(message), lambda n: any(x["title"] == "Almost there" for x in n))
         note = next(x for x in shown if x["title"] == "Almost there")
         if (note["body"], note["tag"], note["renotify"], note["data"]) != (message["body"], message["tag"], True, {"url": f"{origin}/track/{DONATION}"}):
             raise CheckFailed(f"the notification should say the push's words, replace the last by tag, and open /track/{DONATION}: {note}")
         log(f"ok: a push shows a notification with its words and tag; its click opens /track/{DONATION}, no token")
         foreign = dict(message, title="Elsewhere", url="https://evil.example/track/d-1")
-        await browser.call("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": push_id, "data": json.dumps(foreign)})
-        shown = await wait_notifications(browser, lambda n: any(x["title"] == "Elsewhere" for x in n))
+        shown = await push_and_wait(browser, origin, scope, json.dumps(foreign), lambda n: any(x["title"] == "Elsewhere" for x in n))
         if next(x for x in shown if x["title"] == "Elsewhere")["data"]["url"] != f"{origin}/track/{DONATION}":
             raise CheckFailed("a push's url on another origin must not become the click's target")
-        await browser.call("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": push_id, "data": "not JSON"})
-        await wait_notifications(browser, lambda n: any(x["title"] == "Your donation" for x in n))
+        await push_and_wait(browser, origin, scope, "not JSON", lambda n: any(x["title"] == "Your donation" for x in n))
         log("ok: a push naming another origin opens the donation's page; an unreadable push still shows a notification")
 
         sent_before = len(browser.push_requests)
@@ -358,25 +355,42 @@ async def run(options):
 
 
 async def registration_id(browser, scope):
-    """DevTools' id of the registration for `scope` (ServiceWorker.workerRegistrationUpdated tells it)."""
+    """DevTools' id of the newest registration for `scope` (ServiceWorker.workerRegistrationUpdated tells it): an
+    earlier scenario's registration may not be reported deleted yet, and a push sent to it shows nothing."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
-        for registration in browser.registrations:
+        for registration in reversed(browser.registrations):
             if registration["scopeURL"] == scope and not registration.get("isDeleted"):
                 return registration["registrationId"]
         await asyncio.sleep(0.1)
     raise CheckFailed(f"DevTools did not report a registration for {scope}: {browser.registrations}")
 
 
-async def wait_notifications(browser, predicate):
-    deadline = time.monotonic() + WAIT_SECONDS
+async def push_and_wait(browser, origin, scope, data, predicate, tries=3):
+    """Pushes `data` to the newest registration for `scope` and waits for a notification that passes `predicate`. A
+    registration DevTools has not yet reported replaced may take a push and show nothing: the push is then sent
+    again to the newest one, at most `tries` times in all."""
+    for attempt in range(tries):
+        push_id = await registration_id(browser, scope)
+        await browser.call("ServiceWorker.deliverPushMessage", {"origin": origin, "registrationId": push_id, "data": data})
+        try:
+            return await wait_notifications(browser, predicate, seconds=WAIT_SECONDS if attempt == tries - 1 else 5)
+        except CheckFailed:
+            if attempt == tries - 1:
+                raise
+            log(f"   (no notification from registration {push_id} yet: pushing again to the newest one)")
+
+
+async def wait_notifications(browser, predicate, seconds=None):
+    seconds = WAIT_SECONDS if seconds is None else seconds
+    deadline = time.monotonic() + seconds
     shown = []
     while time.monotonic() < deadline:
         shown = await browser.notifications()
         if predicate(shown):
             return shown
         await asyncio.sleep(0.2)
-    raise CheckFailed(f"not within {WAIT_SECONDS} s: the notification; shown: {shown}")
+    raise CheckFailed(f"not within {seconds} s: the notification; shown: {shown}")
 
 
 def main():
