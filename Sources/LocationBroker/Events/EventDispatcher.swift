@@ -1,4 +1,5 @@
 import BrokerCore
+import EventDelivery
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -12,20 +13,13 @@ import Synchronization
 /// exponential backoff with full jitter, until the delivery is older than the give-up time; then it is kept
 /// as failed for an operator to look at and send again (`/v1/events/failed`, `/v1/events/retry`).
 struct EventDispatcher: Service {
-    struct Retry: Sendable {
-        /// The first retry waits up to this; each next up to twice as long.
-        var base: Duration = .seconds(5)
-        /// No wait is longer.
-        var cap: Duration = .seconds(3_600)
-        /// A webhook not delivered this long after its event is given up.
-        var giveUpAfter: Duration = .seconds(24 * 3_600)
-    }
-
     let outbox: any EventOutbox
     let webhooks: (any WebhookSending)?
     let pushes: (any PushSending)?
     let node: String
-    var retry = Retry()
+    /// When a failed delivery is tried again: a wait drawn below min(1 h, 5 s * 2^(attempt - 1)); given up a day
+    /// after its event (`webhook_retry_hours`).
+    var retry = RetrySchedule(baseMilliseconds: 5_000, capMilliseconds: 3_600_000, giveUpAfterMilliseconds: 24 * 3_600_000)
     /// How long a claimed delivery stays this node's: longer than one attempt may take.
     let lease: Duration
     let clock: WallClock
@@ -178,7 +172,7 @@ struct EventDispatcher: Service {
             if route == .webhook { metrics.attempt(route, "sent") }
             await markDelivered(delivery, route: route)
         case .retry(let why), .gone(let why), .drop(let why):
-            if now - delivery.event.occurredAt >= retry.giveUpAfter.milliseconds {
+            if retry.givesUp(firstAttemptAt: delivery.event.occurredAt, now: now) {
                 metrics.attempt(route, "failed")
                 logger.error(
                     "an event was not delivered in time and is kept as failed",
@@ -202,14 +196,9 @@ struct EventDispatcher: Service {
 
     private func reschedule(_ delivery: ClaimedEvent, route: OutboxRoute, error: String, now: Int64) async {
         let attempts = delivery.attempts + 1
-        let wait = Self.backoff(attempt: attempts, base: retry.base, cap: retry.cap)
+        var random = SystemRandomNumberGenerator()
+        let wait = retry.delay(afterAttempt: attempts, random: &random)
         try? await outbox.retry(delivery.event.id, route: route, node: node, attempts: attempts, nextAttemptAt: now + wait, error: error)
-    }
-
-    /// Full jitter: a wait drawn below min(cap, base * 2^(attempt - 1)), in milliseconds.
-    static func backoff(attempt: Int, base: Duration, cap: Duration) -> Int64 {
-        let ceiling = min(cap.milliseconds, base.milliseconds << min(max(attempt - 1, 0), 30))
-        return ceiling > 0 ? Int64.random(in: 0...ceiling) : 0
     }
 
     private func updateGauges(now: Int64) async {

@@ -45,7 +45,7 @@ struct EventServices {
         var dispatcher = EventDispatcher(
             outbox: outbox, webhooks: webhooks, pushes: pushes, node: node,
             lease: timeout + .seconds(10), clock: clock, metrics: metrics.events, logger: logger, doorbell: doorbell)
-        dispatcher.retry.giveUpAfter = .seconds(configuration.webhookRetryHours * 3_600)
+        dispatcher.retry.giveUpAfterMilliseconds = Int64(configuration.webhookRetryHours) * 3_600_000
         return EventServices(
             donationEvents: DonationEvents(
                 recorder: recorder, outbox: outbox, node: node, webhooks: webhooks != nil, pushes: pushes != nil, onStored: { doorbell.ring() }),
