@@ -180,7 +180,7 @@ async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, 
 
     readers = [asyncio.create_task(read_donor(d)) for d in donors] + [asyncio.create_task(read_volunteer(i, v)) for i, v in enumerate(volunteers)]
     cpu_before = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
-    commits_before, postgres_cpu_before = postgres.committed(), postgres.cpu_seconds()
+    commits_before, postgres_cpu_before = (postgres.committed(), postgres.cpu_seconds()) if postgres else (0, 0)
     print(f"publishing: {label}", file=sys.stderr, flush=True)
     interval = 1.0 / rate
     start = time.perf_counter()
@@ -197,7 +197,7 @@ async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, 
             await asyncio.sleep(delay)
     await asyncio.sleep(2)  # let the last ones arrive
     cpu_after = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
-    commits, postgres_cpu = postgres.committed() - commits_before, postgres.cpu_seconds() - postgres_cpu_before
+    commits, postgres_cpu = (postgres.committed() - commits_before, postgres.cpu_seconds() - postgres_cpu_before) if postgres else (0, 0)
     for task in readers:
         task.cancel()
     for ws in volunteers + donors:
@@ -292,6 +292,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--notify-seconds", type=int, default=10, help="0 skips the NOTIFY-ceiling part")
     parser.add_argument("--report", help="write the JSON report here too")
+    parser.add_argument("--sqlite-reference", action="store_true",
+                        help="first measure one node on SQLite with the same pairs, rate and driver (the cluster's yardstick)")
     args = parser.parse_args()
 
     postgres = Postgres()
@@ -304,6 +306,14 @@ def main():
             put_donation(nodes[0], f"b-{i}", f"vol{i}@bench.example", f"donor{i}@bench.example")
         time.sleep(0.5)
         report = {"machine": {"cores": os.cpu_count(), "postgres": os.path.basename(os.path.dirname(postgres.bin))}}
+        if args.sqlite_reference:
+            single = Node(args.broker, "single", None, folder)
+            try:
+                for i in range(args.pairs):
+                    put_donation(single, f"b-{i}", f"vol{i}@bench.example", f"donor{i}@bench.example")
+                report["one_sqlite_node"] = asyncio.run(latency_run(None, single, single, args.pairs, args.rate, args.seconds, "one SQLite node"))
+            finally:
+                single.stop()
         report["same_node"] = asyncio.run(latency_run(postgres, nodes[0], nodes[0], args.pairs, args.rate, args.seconds, "donors on the volunteers' node"))
         report["cross_node"] = asyncio.run(latency_run(postgres, nodes[0], nodes[1], args.pairs, args.rate, args.seconds, "donors on the other node"))
         report["revocation"] = asyncio.run(revocation_run(nodes[0], nodes[1], min(args.pairs, 50)))

@@ -18,7 +18,7 @@ import ServiceLifecycle
 /// (``ShardListener``), so it opens only the positions its donors may receive; docs/SCALING.md gives the figures.
 /// The NOTIFY channel a payload was sent on is bound into its seal, so nothing moves from one channel to another.
 ///
-/// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one round trip per batch, order kept),
+/// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one statement and round trip per batch, order kept),
 /// and a listener on a connection of its own that reconnects with backoff, checks its session with a sealed
 /// heartbeat it must hear back within ``heartbeatPeriod``, and after every (re)connection and every gap in the
 /// revisions it was brought, reads every donation change after the last revision up to which it has seen all;
@@ -107,36 +107,23 @@ struct PostgresBus: Service {
         }
     }
 
-    /// One transaction per batch: the channels' newest positions, sealed, for nodes that start later, then the
-    /// events, in order (NOTIFYs of one transaction are delivered in the order sent).
+    /// One statement, and so one transaction and one round trip, per batch (`lb_keep_positions`, migration
+    /// v5-keep-positions): the channels' newest positions, sealed, for nodes that start later, then the events, in
+    /// order (NOTIFYs of one transaction are delivered in the order sent).
     ///
     /// A position is stored only while one of its donations is still trackable for its volunteer, checked under
     /// the donation change lock held shared: a change that ends tracking (and deletes the row) commits either
-    /// before the check, which then fails, or after the upsert, and deletes what it wrote. The check is a scalar
-    /// subquery that reads the named donations by key and parses only their bodies: as an `EXISTS` PostgreSQL
-    /// made it a join that parsed every donation's body for every batch.
+    /// before the check, which then fails, or after the upsert, and deletes what it wrote. The function takes the
+    /// lock before the upsert's statement starts, so the check's snapshot is taken after the lock is granted. The
+    /// check reads the named donations by key and parses only their bodies: as an `EXISTS` PostgreSQL made it a
+    /// join that parsed every donation's body for every batch.
     private func send(_ payloads: [String], on targets: [String], keeping last: LastPositionRows) async throws {
-        try await client.withTransaction(logger: logger) { connection in
-            if !last.channelKeys.isEmpty {
-                try await connection.query("SELECT pg_advisory_xact_lock_shared(\(PostgresDonationStore.changeLockKey))", logger: logger)
-            }
-            try await connection.query(
-                """
-                WITH kept AS (
-                    INSERT INTO lb_last_positions (channel_key, seq, sealed, kept_at)
-                    SELECT p.channel_key, p.seq, p.sealed, now()
-                    FROM unnest(\(last.channelKeys)::text[], \(last.seqs)::int8[], \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[])
-                        AS p(channel_key, seq, sealed, donations, channel)
-                    WHERE (
-                        SELECT bool_or(named.body->>'volunteer' = p.channel AND named.body->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
-                        FROM (SELECT d.body::jsonb AS body FROM lb_donations d WHERE d.id = ANY(string_to_array(p.donations, ','))) AS named)
-                    ON CONFLICT (channel_key) DO UPDATE SET seq = EXCLUDED.seq, sealed = EXCLUDED.sealed, kept_at = EXCLUDED.kept_at
-                    WHERE lb_last_positions.seq < EXCLUDED.seq
-                )
-                SELECT pg_notify(target, payload) FROM unnest(\(targets)::text[], \(payloads)::text[]) WITH ORDINALITY AS t(target, payload, n) ORDER BY n
-                """,
-                logger: logger)
-        }
+        try await client.query(
+            """
+            SELECT lb_keep_positions(\(PostgresDonationStore.changeLockKey), \(last.channelKeys)::text[], \(last.seqs)::int8[],
+                \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[], \(targets)::text[], \(payloads)::text[])
+            """,
+            logger: logger)
     }
 
     // MARK: Receiving

@@ -116,6 +116,37 @@ enum PostgresSchema {
                 "CREATE INDEX lb_push_subscriptions_by_endpoint ON lb_push_subscriptions (endpoint)",
             ]
         ),
+        (
+            "v5-keep-positions",
+            [
+                // A writer batch in one round trip (see PostgresBus.send): the change lock taken shared, the
+                // channels' newest positions kept while one of their donations is trackable, then the NOTIFYs in
+                // order, all in the calling statement's transaction. VOLATILE, so each statement takes its
+                // snapshot when it starts: the upsert's check sees every change that committed before the lock
+                // was granted, as it would in a transaction of separate statements.
+                """
+                CREATE FUNCTION lb_keep_positions(
+                    lock_key bigint, channel_keys text[], seqs int8[], sealed text[], donations text[], channels text[],
+                    targets text[], payloads text[]
+                ) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+                BEGIN
+                    IF cardinality(channel_keys) > 0 THEN
+                        PERFORM pg_advisory_xact_lock_shared(lock_key);
+                        INSERT INTO lb_last_positions (channel_key, seq, sealed, kept_at)
+                        SELECT p.channel_key, p.seq, p.sealed, now()
+                        FROM unnest(channel_keys, seqs, sealed, donations, channels) AS p(channel_key, seq, sealed, donations, channel)
+                        WHERE (
+                            SELECT bool_or(named.body->>'volunteer' = p.channel AND named.body->>'state' IN ('BEING-LOOKED-FOR', 'BEING-TAKEN-TO'))
+                            FROM (SELECT d.body::jsonb AS body FROM lb_donations d WHERE d.id = ANY(string_to_array(p.donations, ','))) AS named)
+                        ON CONFLICT (channel_key) DO UPDATE SET seq = EXCLUDED.seq, sealed = EXCLUDED.sealed, kept_at = EXCLUDED.kept_at
+                        WHERE lb_last_positions.seq < EXCLUDED.seq;
+                    END IF;
+                    PERFORM pg_notify(t.target, t.payload) FROM unnest(targets, payloads) WITH ORDINALITY AS t(target, payload, n) ORDER BY n;
+                END
+                $$
+                """,
+            ]
+        ),
     ]
 
     /// What a node reads at start.
