@@ -33,6 +33,7 @@ extension HTTPFields {
     /// The credential of an `Authorization: Bearer <credential>` header, if present.
     package var bearerCredential: String? {
         guard let value = self[.authorization] else { return nil }
+        if case .read(let credential) = Self.asciiBearerCredential(value) { return credential }
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         // Trimmed scalar by scalar as Foundation's `trimmingCharacters(in: .whitespaces)` trims, without bridging
@@ -42,6 +43,36 @@ extension HTTPFields {
         while start < end, Self.isFoundationWhitespace(scalars[start]) { scalars.formIndex(after: &start) }
         while start < end, Self.isFoundationWhitespace(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
         return start < end ? String(scalars[start..<end]) : nil
+    }
+
+    private enum ASCIIReading {
+        case read(String?)
+        case notASCII
+    }
+
+    /// The same reading as the general one below, done on the bytes of a value that is all ASCII (as a token is):
+    /// no grapheme breaking and no lowercased copy of the scheme, which cost a WebSocket upgrade more than the
+    /// rest of reading its head. A value with any other byte is left to the general reading.
+    private static func asciiBearerCredential(_ value: String) -> ASCIIReading {
+        var value = value
+        return value.withUTF8 { bytes -> ASCIIReading in
+            let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return .notASCII }
+            let count = bytes.count
+            // As `split(separator: " ", maxSplits: 1)`: spaces before the scheme make no piece; the credential is
+            // everything after the one space that ends the scheme, and must not be empty.
+            var schemeStart = 0
+            while schemeStart < count, bytes[schemeStart] == space { schemeStart += 1 }
+            var schemeEnd = schemeStart
+            while schemeEnd < count, bytes[schemeEnd] != space { schemeEnd += 1 }
+            guard schemeEnd + 1 < count, schemeEnd - schemeStart == 6 else { return .read(nil) }
+            // ASCII letters only match themselves in either case once 0x20 is set.
+            for (byte, letter) in zip(bytes[schemeStart..<schemeEnd], "bearer".utf8) where byte | 0x20 != letter { return .read(nil) }
+            var start = schemeEnd + 1, end = count
+            while start < end, bytes[start] == space || bytes[start] == tab { start += 1 }
+            while start < end, bytes[end - 1] == space || bytes[end - 1] == tab { end -= 1 }
+            return .read(start < end ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) : nil)
+        }
     }
 
     /// Whether Foundation's `CharacterSet.whitespaces` holds `scalar` (swift-corelibs-foundation's: the tab and

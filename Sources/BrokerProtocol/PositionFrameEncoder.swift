@@ -71,6 +71,27 @@ public enum PositionFrameEncoder {
         }
     }
 
+    /// Appends `string` as a JSON string, quoted and escaped as the frames' strings are.
+    public static func appendString(_ out: inout [UInt8], _ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 + 6 * utf8.count) { buffer in
+                var writer = ByteWriter(buffer)
+                writer.string(utf8)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<writer.count]))
+            }
+        }
+    }
+
+    /// Appends `value` as a JSON integer.
+    public static func appendInteger(_ out: inout [UInt8], _ value: Int64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var writer = ByteWriter(buffer)
+            writer.integer(value)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<writer.count]))
+        }
+    }
+
     /// Writes into a buffer the caller has sized for what is written (each write checks it in debug builds).
     struct ByteWriter {
         private let buffer: UnsafeMutableBufferPointer<UInt8>

@@ -37,6 +37,26 @@ final class BearerCredentialTests: XCTestCase {
         XCTAssertEqual(differences.count, 0, differences.prefix(10).joined(separator: "\n"))
     }
 
+    /// Values all ASCII are read on their bytes: held to the former reading for spaces and tabs around and inside,
+    /// schemes in any case and near misses, empty and spaced credentials.
+    func testASCIIValuesAreReadAsBefore() {
+        var differences: [String] = []
+        for lead in ["", " ", "  ", "\t"] {
+            for scheme in ["Bearer", "bearer", "BEARER", "BeArEr", "Bearer\t", "Basic", "bearerx", "bear", "", "Bearer\u{7F}", "B@arer"] {
+                for separator in [" ", "  ", "\t", " \t "] {
+                    for token in ["a.b.c", "", " ", "x y", "\t", "a\tb", "\u{1}a"] {
+                        for trail in ["", " ", "\t", " \t"] {
+                            let value = lead + scheme + separator + token + trail
+                            let (got, expected) = (credential(value), former(stored(value)))
+                            if got != expected { differences.append("\(value.debugDescription): \(String(describing: got)), not \(String(describing: expected))") }
+                        }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(differences.count, 0, differences.prefix(10).joined(separator: "\n"))
+    }
+
     func testTheUsualFormsAreRead() {
         XCTAssertEqual(credential("Bearer a.b.c"), "a.b.c")
         XCTAssertEqual(credential("bearer   a.b.c \t"), "a.b.c")

@@ -119,4 +119,30 @@ final class ClusterCatchUpTests: XCTestCase {
         guard case .state(let paused) = frame else { return XCTFail("expected a state frame, got \(frame)") }
         XCTAssertEqual(paused.state, .pickedByVolunteer)
     }
+
+    /// The bus's writer sends on a session of its own: when that session is cut, the positions published next still
+    /// cross to the other node, each once and in order, over a new session.
+    func testPositionsCrossNodesAgainAfterTheWritersSessionIsCut() async throws {
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let database = ClusterFixture.databaseName(store)
+        let a = try await startNode("a", store: store)
+        let b = try await startNode("b", store: store)
+        try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
+        let donor = try await ClusterFixture.connect(donorID, to: b)
+        _ = try await ClusterFixture.subscribe(donor, to: "d-1")
+        let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
+        let first = try await volunteer.publishKept(position(metresFromHome: 900))
+        let before = try await ClusterFixture.nextPosition(donor)
+        XCTAssertEqual(before.seq, first)
+
+        let cut = try await server.psql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query ILIKE '%lb_keep_positions%' AND pid <> pg_backend_pid()")
+        XCTAssertEqual(cut.split(separator: "\n").filter { $0 == "t" }.count, 1, "node a's writer session was cut")
+        let second = try await volunteer.publishKept(position(metresFromHome: 800))
+        let third = try await volunteer.publishKept(position(metresFromHome: 700))
+        let afterCut = try await ClusterFixture.nextPosition(donor)
+        let next = try await ClusterFixture.nextPosition(donor)
+        XCTAssertEqual([afterCut.seq, next.seq], [second, third])
+    }
 }

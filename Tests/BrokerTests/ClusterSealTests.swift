@@ -31,6 +31,38 @@ final class ClusterSealTests: XCTestCase {
         XCTAssertThrowsError(try old.open(heartbeat, for: .busEvent, context: "lb_events"), "a heartbeat is no bus event")
     }
 
+    /// Position events are written without `JSONEncoder`: whatever their strings and numbers hold, they open as the
+    /// event that was sent, and as JSON hold what `JSONEncoder` wrote for them.
+    func testAPositionEventReadsBackAsSentWhateverItsStringsAndNumbers() throws {
+        let strings = ["vol@example.org", "", "quote\"back\\slash", "tab\tnew\nline\u{1}\u{1F}\u{7F}", "ñandú 🚚 \u{2028}", String(repeating: "x", count: 300)]
+        let positions = [
+            Position(lat: -34.6037, lon: -58.3816, accuracy: nil, speed: nil, heading: nil, timestamp: 1_764_000_000_000),
+            Position(lat: 90, lon: -180, accuracy: 5.437, speed: 0, heading: 359.9999, timestamp: 0),
+            Position(lat: -0.0, lon: 1e-7, accuracy: 1e300, speed: 123456789.125, heading: -0.5, timestamp: 8_000_000_000_000_001),
+        ]
+        for (index, text) in strings.enumerated() {
+            let position = positions[index % positions.count]
+            let donations = index % 2 == 0 ? [text, "d-2"] : []
+            let event = ClusterEvent.position(origin: text, channel: text, seq: Int64(index) - 3, position: position, donations: donations, seenAt: Int64.max)
+            XCTAssertEqual(try ClusterEvent(sealed: try event.sealed(with: old, channel: "lb_events_s1"), keys: old, channel: "lb_events_s1"), event)
+            let written = try JSONSerialization.jsonObject(with: try event.plaintext()) as? NSDictionary
+            let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(PositionWire(
+                k: "p", n: text, c: text, s: Int64(index) - 3, p: position, t: donations, ls: Int64.max))) as? NSDictionary
+            XCTAssertEqual(written, encoded, "\(text.debugDescription)")
+        }
+    }
+
+    /// What `JSONEncoder` wrote for a position event before it was written directly.
+    private struct PositionWire: Encodable {
+        var k: String
+        var n: String
+        var c: String
+        var s: Int64
+        var p: Position
+        var t: [String]
+        var ls: Int64
+    }
+
     func testRotationOpensWhatTheOldSecretSealedAndSealsWithTheNewOne() throws {
         let fromOld = try event.sealed(with: old, channel: "lb_events")
         XCTAssertEqual(try ClusterEvent(sealed: fromOld, keys: rotated, channel: "lb_events"), event, "a node that already has the new secret")

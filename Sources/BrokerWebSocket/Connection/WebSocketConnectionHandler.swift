@@ -135,13 +135,15 @@ package final class WebSocketConnectionHandler: ChannelDuplexHandler, RemovableC
         // grace; or the broker gives up on the socket (the end of the shutdown grace), and it is cut at once.
         outbox.setOwner(NIOLoopBound(self, eventLoop: eventLoop))
         let connection = hub.connect(opening.identity, sink: outbox, logger: opening.logger)
-        let writer = SocketWriter(
-            channel: context.channel, encoderContext: encoderContext, loopDrains: messages.loopDrains.drains(for: eventLoop))
+        let drains = messages.loopDrains.drains(for: eventLoop)
+        let writer = SocketWriter(channel: context.channel, encoderContext: encoderContext, loopDrains: drains)
         self.phase = .serving(connection, outbox)
         self.writer = writer
         connection.debug("websocket open")
         messages.welcome(connection)
-        outbox.attach(writer)
+        // The welcome is written now, behind the 101 the upgrade left unflushed, rather than in a task of the loop's
+        // later: one write and one packet for both (``WebSocketUpgradeHandler``).
+        drains.drainingWhenDone { outbox.attach(writer) }
         scheduleHeartbeat()
     }
 

@@ -195,15 +195,21 @@ package final class WebSocketUpgradeHandler: ChannelInboundHandler, RemovableCha
     }
 
     /// Writes the 101, installs the WebSocket handlers and leaves the pipeline, handing them what followed the head.
+    ///
+    /// The 101 is flushed after the handlers are installed, not before: the connection's handler writes its
+    /// `welcome` as it is added, so both leave in one write, as one packet, where two writes cost the broker a
+    /// second system call and the client a second wake-up.
     private func upgrade(context: ChannelHandlerContext, head: UpgradeRequestHead, length: Int, identity: VerifiedIdentity) {
         state = .decided
         buffered!.moveReaderIndex(forwardBy: length)
         if buffered!.readableBytes == 0 { buffered = nil }
         var response = context.channel.allocator.buffer(capacity: 160)
         response.writeString(head.switchingProtocols)
-        context.writeAndFlush(wrapOutboundOut(response), promise: nil)
+        context.write(wrapOutboundOut(response), promise: nil)
         do {
             try installWebSocket(context.pipeline.syncOperations, identity)
+            // Flushed by the welcome's write already, unless the connection closed as it was added.
+            context.flush()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             decided(.success(.webSocket))
         } catch {

@@ -104,6 +104,14 @@ package final class LoopDrains: Sendable {
         run()
     }
 
+    /// Runs `body` on the loop as a frame's handling runs (``readBegan()`` ... ``readEnded()``): the drains it
+    /// asks for on this loop run as it returns, not in a task of their own.
+    func drainingWhenDone(_ body: () -> Void) {
+        readBegan()
+        body()
+        readEnded()
+    }
+
     private func run() {
         var (drains, buffer) = lists.withLock { lists -> ([Pending], DrainBuffer) in
             var taken = lists.spare

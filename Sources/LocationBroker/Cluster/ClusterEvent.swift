@@ -54,7 +54,7 @@ enum ClusterEvent: Sendable, Equatable {
         let wire: Wire
         switch self {
         case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
-            wire = Wire(k: "p", n: origin, c: channel, s: seq, p: position, t: donations, ls: seenAt)
+            return Self.positionPlaintext(origin: origin, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
         case .offline(let origin, let channel, let lastSeen):
             wire = Wire(k: "o", n: origin, c: channel, ls: lastSeen)
         case .donation(let origin, let id, let revision):
@@ -63,6 +63,33 @@ enum ClusterEvent: Sendable, Equatable {
             wire = Wire(k: "h", n: origin, h: nonce)
         }
         return try JSONEncoder().encode(wire)
+    }
+
+    /// A position event as JSON, written directly (as the position frames are, ``PositionFrameEncoder``) rather than
+    /// through `JSONEncoder`, which cost the writer more than sealing: the same members ``Wire`` decodes, so
+    /// receivers and stored rows read it as before.
+    private static func positionPlaintext(
+        origin: String, channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64
+    ) -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + channel.utf8.count + donations.reduce(0) { $0 + $1.utf8.count + 3 })
+        out.append(contentsOf: #"{"k":"p","n":"#.utf8)
+        PositionFrameEncoder.appendString(&out, origin)
+        out.append(contentsOf: #","c":"#.utf8)
+        PositionFrameEncoder.appendString(&out, channel)
+        out.append(contentsOf: #","s":"#.utf8)
+        PositionFrameEncoder.appendInteger(&out, seq)
+        out.append(contentsOf: #","p":"#.utf8)
+        PositionFrameEncoder.appendPosition(&out, position)
+        out.append(contentsOf: #","t":["#.utf8)
+        for (index, donation) in donations.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            PositionFrameEncoder.appendString(&out, donation)
+        }
+        out.append(contentsOf: #"],"ls":"#.utf8)
+        PositionFrameEncoder.appendInteger(&out, seenAt)
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
     }
 
     /// Opens and decodes a NOTIFY payload received on `channel`.

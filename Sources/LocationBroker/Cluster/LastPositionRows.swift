@@ -14,7 +14,7 @@ struct LastPositionRows {
 
     /// - Parameter positions: the batch's position events in order, each with its plaintext (``ClusterEvent/plaintext()``),
     ///   sealed as its row as it is.
-    init(_ positions: [(event: ClusterEvent, plaintext: Data)], keys: ClusterKeys) {
+    init(_ positions: [(event: ClusterEvent, plaintext: Data)], routes: inout ChannelRoutes) {
         var newest: [String: Int] = [:]
         var rows: [(channel: String, seq: Int64, donations: [String], plaintext: Data)] = []
         for (event, plaintext) in positions {
@@ -28,7 +28,8 @@ struct LastPositionRows {
             }
         }
         for row in rows {
-            guard let (channelKey, value) = try? SealedLastPosition.seal(positionEvent: row.plaintext, of: row.channel, keys: keys) else { continue }
+            let channelKey = routes.route(of: row.channel).channelKey
+            guard let value = try? SealedLastPosition.seal(positionEvent: row.plaintext, channelKey: channelKey, keys: routes.keys) else { continue }
             channelKeys.append(channelKey)
             seqs.append(row.seq)
             sealed.append(value)

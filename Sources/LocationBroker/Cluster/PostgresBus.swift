@@ -18,8 +18,8 @@ import ServiceLifecycle
 /// (``ShardListener``), so it opens only the positions its donors may receive; docs/SCALING.md gives the figures.
 /// The NOTIFY channel a payload was sent on is bound into its seal, so nothing moves from one channel to another.
 ///
-/// Two tasks: a writer that drains the ``ClusterOutbox`` in batches (one statement and round trip per batch, order kept),
-/// and a listener on a connection of its own that reconnects with backoff, checks its session with a sealed
+/// Two tasks, each on a connection of its own: a writer that drains the ``ClusterOutbox`` in batches (one statement
+/// and round trip per batch, order kept), and a listener that reconnects with backoff, checks its session with a sealed
 /// heartbeat it must hear back within ``heartbeatPeriod``, and after every (re)connection and every gap in the
 /// revisions it was brought, reads every donation change after the last revision up to which it has seen all;
 /// on the same session a ``ShardListener`` joins and leaves the shards.
@@ -42,15 +42,6 @@ struct PostgresBus: Service {
     let echoes = OwnEchoes()
 
     private var channel: String { PostgresDonationStore.eventChannel }
-    /// The NOTIFY channels an event goes on: a volunteer's shard (each secret's during a rotation), or the control channel.
-    private func channels(of event: ClusterEvent) -> [String] {
-        switch event {
-        case .position(_, let volunteer, _, _, _, _), .offline(_, let volunteer, _):
-            keys.shards(of: volunteer).map { ClusterShards.channel($0) }
-        case .donation, .heartbeat:
-            [channel]
-        }
-    }
 
     package func run() async throws {
         await cancelWhenGracefulShutdown {
@@ -63,8 +54,14 @@ struct PostgresBus: Service {
 
     // MARK: Sending
 
+    /// Sends the outbox's events in batches, in order, on a connection of its own: a batch is one statement, and
+    /// a pool's lease of a connection (its timers, its tasks) cost a node more per batch than the statement did.
+    /// A batch that cannot be sent is put back and the connection made again, with backoff.
     private func writeLoop() async {
         var backoff = Backoff()
+        var routes = ChannelRoutes(keys: keys)
+        var session: BusWriterSession?
+        var connectionID = 1
         while !Task.isCancelled {
             let batch = await outbox.take(upTo: batchSize)
             guard !batch.isEmpty else { continue }
@@ -80,7 +77,14 @@ struct PostgresBus: Service {
                     metrics.clusterEventsDropped.increment()
                     continue
                 }
-                for target in channels(of: event) {
+                // A volunteer's positions and presence go on its bus shards (each secret's during a rotation);
+                // donation changes and heartbeats on the control channel.
+                let channels: [String]
+                switch event {
+                case .position(_, let volunteer, _, _, _, _), .offline(_, let volunteer, _): channels = routes.route(of: volunteer).busChannels
+                case .donation, .heartbeat: channels = [channel]
+                }
+                for target in channels {
                     guard let payload = try? event.sealed(plaintext, with: keys, channel: target), payload.utf8.count <= ClusterEvent.maximumPayloadBytes
                     else {
                         metrics.clusterEventsDropped.increment()
@@ -92,12 +96,20 @@ struct PostgresBus: Service {
                 }
                 if case .position = event { positions.append((event, plaintext)) }
             }
-            let last = LastPositionRows(positions, keys: keys)
+            let last = LastPositionRows(positions, routes: &routes)
             do {
-                try await send(payloads, on: targets, keeping: last)
+                if session == nil {
+                    session = BusWriterSession(
+                        connection: try await PostgresConnection.connect(
+                            configuration: try location.connectionConfiguration(), id: connectionID, logger: logger))
+                    connectionID += 1
+                }
+                try await send(payloads, on: targets, keeping: last, over: session!)
                 metrics.clusterEventsOut.increment(by: Int64(payloads.count))
                 backoff.reset()
             } catch {
+                await session?.close()
+                session = nil
                 outbox.putBack(batch)
                 logger.warning("cannot send cluster events; retrying", metadata: ["error": "\(String(reflecting: error))", "queued": "\(batch.count)"])
                 try? await Task.sleep(for: backoff.next())
@@ -105,6 +117,7 @@ struct PostgresBus: Service {
             let dropped = outbox.takeDroppedCount()
             if dropped > 0 { metrics.clusterEventsDropped.increment(by: Int64(dropped)) }
         }
+        await session?.close()
     }
 
     /// One statement, and so one transaction and one round trip, per batch (`lb_keep_positions`, migration
@@ -117,8 +130,8 @@ struct PostgresBus: Service {
     /// lock before the upsert's statement starts, so the check's snapshot is taken after the lock is granted. The
     /// check reads the named donations by key and parses only their bodies: as an `EXISTS` PostgreSQL made it a
     /// join that parsed every donation's body for every batch.
-    private func send(_ payloads: [String], on targets: [String], keeping last: LastPositionRows) async throws {
-        try await client.query(
+    private func send(_ payloads: [String], on targets: [String], keeping last: LastPositionRows, over session: BusWriterSession) async throws {
+        try await session.run(
             """
             SELECT lb_keep_positions(\(PostgresDonationStore.changeLockKey), \(last.channelKeys)::text[], \(last.seqs)::int8[],
                 \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[], \(targets)::text[], \(payloads)::text[])

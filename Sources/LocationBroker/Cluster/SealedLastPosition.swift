@@ -31,6 +31,12 @@ enum SealedLastPosition {
         try seal(plaintext, of: channel, keys: keys)
     }
 
+    /// The same, for a writer that already knows the row's key (``ChannelRoutes``): `channelKey` must be
+    /// ``ClusterKeys/channelKey(_:)`` of the channel the plaintext names, or the row will not open.
+    static func seal(positionEvent plaintext: Data, channelKey: String, keys: ClusterKeys) throws -> String {
+        try keys.seal(plaintext, for: .lastPosition, context: channelKey)
+    }
+
     private static func seal(_ plaintext: Data, of channel: String, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
         let channelKey = keys.channelKey(channel)
         return (channelKey, try keys.seal(plaintext, for: .lastPosition, context: channelKey))
