@@ -3,7 +3,7 @@
 /// cluster secrets, which are fixed for the life of the process.
 ///
 /// The writer's own (one task uses it). Bounded: emptied when it would hold more than ``capacity`` channels, so a
-/// node that has seen many volunteers holds no more than a few megabytes here.
+/// node that has seen many volunteers holds at most a few megabytes here (a route is about 250 bytes).
 struct ChannelRoutes {
     struct Route {
         /// The NOTIFY channels a position or presence event of the channel goes on, the sealing secret's first.
@@ -17,7 +17,7 @@ struct ChannelRoutes {
     let capacity: Int
     private var routes: [String: Route] = [:]
 
-    init(keys: ClusterKeys, capacity: Int = 50_000) {
+    init(keys: ClusterKeys, capacity: Int = 10_000) {
         self.keys = keys
         self.capacity = capacity
     }
