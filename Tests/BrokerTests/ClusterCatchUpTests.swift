@@ -145,4 +145,30 @@ final class ClusterCatchUpTests: XCTestCase {
         let next = try await ClusterFixture.nextPosition(donor)
         XCTAssertEqual([afterCut.seq, next.seq], [second, third])
     }
+
+    /// The path to PostgreSQL goes silent under node a (no FIN, no RST: a firewall or a NAT that forgot the
+    /// sessions) while new connections still get through: the writer's statement is never answered, and past its
+    /// deadline the writer must give the session up and send on a new one, or positions stop crossing for good.
+    func testPositionsCrossNodesAgainAfterTheWritersPathGoesSilent() async throws {
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let proxy = try await FaultProxy.start(target: server.port)
+        addTeardownBlock { await proxy.stop() }
+        let throughProxy = store.replacingOccurrences(of: "127.0.0.1:\(server.port)/", with: "127.0.0.1:\(proxy.port)/")
+        let a = try await startNode("a", store: throughProxy)
+        let b = try await startNode("b", store: store)
+        try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
+        let donor = try await ClusterFixture.connect(donorID, to: b)
+        _ = try await ClusterFixture.subscribe(donor, to: "d-1")
+        let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
+        let first = try await volunteer.publishKept(position(metresFromHome: 900))
+        let before = try await ClusterFixture.nextPosition(donor)
+        XCTAssertEqual(before.seq, first)
+
+        proxy.silence()
+        let second = try await volunteer.publishKept(position(metresFromHome: 800))
+        let afterSilence = try await ClusterFixture.nextPosition(donor, within: .seconds(30))
+        XCTAssertEqual(afterSilence.seq, second)
+    }
 }
+

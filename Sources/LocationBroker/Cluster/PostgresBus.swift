@@ -56,7 +56,8 @@ struct PostgresBus: Service {
 
     /// Sends the outbox's events in batches, in order, on a connection of its own: a batch is one statement, and
     /// a pool's lease of a connection (its timers, its tasks) cost a node more per batch than the statement did.
-    /// A batch that cannot be sent is put back and the connection made again, with backoff.
+    /// A batch that cannot be sent, or is not answered within two ``heartbeatPeriod``s, is put back and the
+    /// connection made again, with backoff.
     private func writeLoop() async {
         var backoff = Backoff()
         var routes = ChannelRoutes(keys: keys)
@@ -136,7 +137,7 @@ struct PostgresBus: Service {
             SELECT lb_keep_positions(\(PostgresDonationStore.changeLockKey), \(last.channelKeys)::text[], \(last.seqs)::int8[],
                 \(last.sealed)::text[], \(last.donations)::text[], \(last.channels)::text[], \(targets)::text[], \(payloads)::text[])
             """,
-            logger: logger)
+            deadline: heartbeatPeriod * 2, logger: logger)
     }
 
     // MARK: Receiving
