@@ -21,7 +21,7 @@ extension ConfigurationKey {
         clusterSecret,
         integer(
             "cluster_heartbeat_seconds", \.clusterHeartbeatSeconds, 1...60,
-            "With store: seconds between the listener's sealed round trips, and how long one may take."),
+            "With store: seconds between the listener's sealed round trips, and how long one may take; a bus write not answered within twice this is sent again on a new session."),
         text(
             "node_id", \.nodeID, unset: "host name and process id", example: "node-1",
             "This node's name in a cluster, unique per running node."),
