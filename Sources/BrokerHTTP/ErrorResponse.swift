@@ -47,31 +47,32 @@ extension HTTPFields {
 
     private enum ASCIIReading {
         case read(String?)
-        case notASCII
+        case general
     }
 
     /// The same reading as the general one below, done on the bytes of a value that is all ASCII (as a token is):
     /// no grapheme breaking and no lowercased copy of the scheme, which cost a WebSocket upgrade more than the
-    /// rest of reading its head. A value with any other byte is left to the general reading.
+    /// rest of reading its head.
     private static func asciiBearerCredential(_ value: String) -> ASCIIReading {
         var value = value
         return value.withUTF8 { bytes -> ASCIIReading in
             let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return .notASCII }
+            // `HTTPFields` drops spaces and tabs at either end of a value (unless it was made leniently): a value
+            // that has some, like one with a byte beyond ASCII, is the general reading's.
+            guard !bytes.contains(where: { $0 >= 0x80 }), let first = bytes.first, let last = bytes.last,
+                first != space, first != tab, last != space, last != tab
+            else { return .general }
             let count = bytes.count
-            // As `split(separator: " ", maxSplits: 1)`: spaces before the scheme make no piece; the credential is
-            // everything after the one space that ends the scheme, and must not be empty.
-            var schemeStart = 0
-            while schemeStart < count, bytes[schemeStart] == space { schemeStart += 1 }
-            var schemeEnd = schemeStart
+            // As `split(separator: " ", maxSplits: 1)`: the credential is everything after the one space that ends
+            // the scheme, and must not be empty; only its start can need trimming.
+            var schemeEnd = 0
             while schemeEnd < count, bytes[schemeEnd] != space { schemeEnd += 1 }
-            guard schemeEnd + 1 < count, schemeEnd - schemeStart == 6 else { return .read(nil) }
+            guard schemeEnd + 1 < count, schemeEnd == 6 else { return .read(nil) }
             // ASCII letters only match themselves in either case once 0x20 is set.
-            for (byte, letter) in zip(bytes[schemeStart..<schemeEnd], "bearer".utf8) where byte | 0x20 != letter { return .read(nil) }
-            var start = schemeEnd + 1, end = count
-            while start < end, bytes[start] == space || bytes[start] == tab { start += 1 }
-            while start < end, bytes[end - 1] == space || bytes[end - 1] == tab { end -= 1 }
-            return .read(start < end ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self) : nil)
+            for (byte, letter) in zip(bytes[..<schemeEnd], "bearer".utf8) where byte | 0x20 != letter { return .read(nil) }
+            var start = schemeEnd + 1
+            while start < count, bytes[start] == space || bytes[start] == tab { start += 1 }
+            return .read(start < count ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self) : nil)
         }
     }
 

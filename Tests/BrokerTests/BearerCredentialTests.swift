@@ -38,7 +38,8 @@ final class BearerCredentialTests: XCTestCase {
     }
 
     /// Values all ASCII are read on their bytes: held to the former reading for spaces and tabs around and inside,
-    /// schemes in any case and near misses, empty and spaced credentials.
+    /// schemes in any case and near misses, empty and spaced credentials; as `HTTPFields` keeps a value (without
+    /// spaces at its ends) and as it keeps one made leniently (with them).
     func testASCIIValuesAreReadAsBefore() {
         var differences: [String] = []
         for lead in ["", " ", "  ", "\t"] {
@@ -49,6 +50,11 @@ final class BearerCredentialTests: XCTestCase {
                             let value = lead + scheme + separator + token + trail
                             let (got, expected) = (credential(value), former(stored(value)))
                             if got != expected { differences.append("\(value.debugDescription): \(String(describing: got)), not \(String(describing: expected))") }
+                            let lenient = HTTPFields([HTTPField(name: .authorization, lenientValue: Array(value.utf8))])
+                            let (gotLenient, expectedLenient) = (lenient.bearerCredential, former(lenient[.authorization] ?? ""))
+                            if gotLenient != expectedLenient {
+                                differences.append("lenient \(value.debugDescription): \(String(describing: gotLenient)), not \(String(describing: expectedLenient))")
+                            }
                         }
                     }
                 }

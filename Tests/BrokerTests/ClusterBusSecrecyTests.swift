@@ -1,6 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
+import PostgresNIO
 import XCTest
 
 @testable import BrokerCore
@@ -115,4 +116,35 @@ final class ClusterBusSecrecyTests: XCTestCase {
         }
         await eve.stop()
     }
+
+    /// The writer's one statement, `lb_keep_positions`, may be called by any role, as any function may: it runs with
+    /// the caller's rights, so a role with a login and no right on the tables stores no position through it, even for
+    /// a donation that is trackable.
+    func testARoleWithOnlyConnectStoresNoPositionThroughTheWritersFunction() async throws {
+        let server = try await PostgresServer.shared()
+        let store = try await server.makeDatabase()
+        let database = ClusterFixture.databaseName(store)
+        let a = try await startNode("a", store: store)
+        try await ClusterFixture.put("d-trackable", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
+        let eve = try await Eavesdropper.start(server: server, store: store, role: "eve_\(UUID().uuidString.prefix(6).lowercased())")
+        do {
+            let forged: PostgresQuery = """
+                SELECT lb_keep_positions(\(PostgresDonationStore.changeLockKey), ARRAY['forged-key'], ARRAY[1]::int8[], ARRAY['forged'],
+                    ARRAY['d-trackable'], ARRAY[\(volunteerID)], ARRAY[]::text[], ARRAY[]::text[])
+                """
+            do {
+                try await eve.run(forged)
+                XCTFail("a role without rights on the tables called the writer's function and was not refused")
+            } catch let error as PSQLError {
+                XCTAssertEqual(error.serverInfo?[.sqlState], "42501", "refused for want of rights, not another reason: \(String(reflecting: error))")
+            }
+            let stored = try await server.psql("SELECT count(*) FROM lb_last_positions WHERE channel_key = 'forged-key'", database: database)
+            XCTAssertEqual(stored.trimmingCharacters(in: .whitespacesAndNewlines), "0", "a forged position was stored")
+        } catch {
+            await eve.stop()
+            throw error
+        }
+        await eve.stop()
+    }
 }
+

@@ -128,13 +128,7 @@ final class ClusterCatchUpTests: XCTestCase {
         let database = ClusterFixture.databaseName(store)
         let a = try await startNode("a", store: store)
         let b = try await startNode("b", store: store)
-        try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
-        let donor = try await ClusterFixture.connect(donorID, to: b)
-        _ = try await ClusterFixture.subscribe(donor, to: "d-1")
-        let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
-        let first = try await volunteer.publishKept(position(metresFromHome: 900))
-        let before = try await ClusterFixture.nextPosition(donor)
-        XCTAssertEqual(before.seq, first)
+        let (volunteer, donor) = try await positionsCrossing(from: a, to: b)
 
         let cut = try await server.psql(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query ILIKE '%lb_keep_positions%' AND pid <> pg_backend_pid()")
@@ -157,18 +151,23 @@ final class ClusterCatchUpTests: XCTestCase {
         let throughProxy = store.replacingOccurrences(of: "127.0.0.1:\(server.port)/", with: "127.0.0.1:\(proxy.port)/")
         let a = try await startNode("a", store: throughProxy)
         let b = try await startNode("b", store: store)
-        try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
-        let donor = try await ClusterFixture.connect(donorID, to: b)
-        _ = try await ClusterFixture.subscribe(donor, to: "d-1")
-        let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
-        let first = try await volunteer.publishKept(position(metresFromHome: 900))
-        let before = try await ClusterFixture.nextPosition(donor)
-        XCTAssertEqual(before.seq, first)
+        let (volunteer, donor) = try await positionsCrossing(from: a, to: b)
 
         proxy.silence()
         let second = try await volunteer.publishKept(position(metresFromHome: 800))
         let afterSilence = try await ClusterFixture.nextPosition(donor, within: .seconds(30))
         XCTAssertEqual(afterSilence.seq, second)
     }
-}
 
+    /// The volunteer on node `a` and the donor of their donation on node `b`, once a first position has crossed.
+    private func positionsCrossing(from a: BrokerProcess, to b: BrokerProcess) async throws -> (volunteer: BrokerConnection, donor: BrokerConnection) {
+        try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
+        let donor = try await ClusterFixture.connect(donorID, to: b)
+        _ = try await ClusterFixture.subscribe(donor, to: "d-1")
+        let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
+        let first = try await volunteer.publishKept(position(metresFromHome: 900))
+        let crossed = try await ClusterFixture.nextPosition(donor)
+        XCTAssertEqual(crossed.seq, first)
+        return (volunteer, donor)
+    }
+}

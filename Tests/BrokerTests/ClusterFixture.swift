@@ -153,6 +153,11 @@ final class Eavesdropper: Sendable {
         try await connection.query("SELECT pg_notify(\(channel), \(payload))", logger: Logger(label: "eavesdropper"))
     }
 
+    /// Runs `query` as this role, as anybody with a login may.
+    func run(_ query: PostgresQuery) async throws {
+        _ = try await connection.query(query, logger: Logger(label: "eavesdropper")).collect()
+    }
+
     func stop() async {
         listener.withLock { $0 }?.cancel()
         try? await connection.close()

@@ -86,15 +86,15 @@ final class ClusterSealTests: XCTestCase {
     /// The writer seals a position's bus plaintext as its stored row: it must open as the row it stands for, and only
     /// in that row.
     func testAStoredRowMadeOfAPositionEventsPlaintextOpensAsThatPosition() throws {
-        let (key, sealed) = try SealedLastPosition.seal(positionEvent: try event.plaintext(), of: "vol@example.org", keys: old)
-        XCTAssertEqual(key, old.channelKey("vol@example.org"))
+        let key = old.channelKey("vol@example.org")
+        let sealed = try SealedLastPosition.seal(positionEvent: try event.plaintext(), channelKey: key, keys: old)
         guard case .position(_, _, _, let kept, _, _) = event else { return XCTFail("the event is a position") }
         let expected = LastPosition(channel: "vol@example.org", seq: 42, position: kept, donations: ["d-1"], seenAt: 1)
         XCTAssertEqual(try SealedLastPosition.open(channelKey: key, sealed: sealed, keys: rotated), expected)
         XCTAssertFalse(sealed.contains("vol@example.org") || sealed.contains("d-1"))
         XCTAssertThrowsError(try SealedLastPosition.open(channelKey: old.channelKey("someone@example.org"), sealed: sealed, keys: old), "moved to another row")
         XCTAssertThrowsError(try ClusterEvent(sealed: sealed, keys: old, channel: key), "a stored row is no bus event")
-        let (_, claimingAnother) = try SealedLastPosition.seal(positionEvent: try event.plaintext(), of: "someone@example.org", keys: old)
+        let claimingAnother = try SealedLastPosition.seal(positionEvent: try event.plaintext(), channelKey: old.channelKey("someone@example.org"), keys: old)
         XCTAssertThrowsError(
             try SealedLastPosition.open(channelKey: old.channelKey("someone@example.org"), sealed: claimingAnother, keys: old),
             "a row whose content names another channel than its key")
@@ -104,8 +104,8 @@ final class ClusterSealTests: XCTestCase {
     /// HKDF-derived key (computed apart from the broker with Python's hmac and hashlib).
     func testAChannelsStoredRowKeyIsThePinnedLowercaseHexOfItsKeyedHash() {
         XCTAssertEqual(old.channelKey("vol@example.org"), "f4464475d840bf0f825bc162f3a4009939ebd48aafdc7ce8f0efb11647775f2b")
-        XCTAssertEqual(ClusterKeys.lowercaseHex([0x00, 0x0f, 0xa0, 0xff]), "000fa0ff")
-        XCTAssertEqual(ClusterKeys.lowercaseHex([UInt8]()), "")
+        XCTAssertEqual([UInt8]([0x00, 0x0f, 0xa0, 0xff]).lowercaseHex, "000fa0ff")
+        XCTAssertEqual([UInt8]().lowercaseHex, "")
     }
 
     /// The listener was away while another node committed revision 10, and this node applied its own 11 meanwhile:

@@ -2,8 +2,8 @@
 /// the channel's bus shards and its stored row's key, both keyed hashes (HMAC-SHA256) of the channel under the
 /// cluster secrets, which are fixed for the life of the process.
 ///
-/// The writer's own (one task uses it). Bounded: emptied when it would hold more than ``capacity`` channels, so a
-/// node that has seen many volunteers holds at most a few megabytes here (a route is about 250 bytes).
+/// The writer's own (one task uses it). Bounded: emptied when it would hold more than ``capacity`` channels, each
+/// route a few short strings.
 struct ChannelRoutes {
     struct Route {
         /// The NOTIFY channels a position or presence event of the channel goes on, the sealing secret's first.

@@ -81,21 +81,8 @@ struct ClusterKeys: Sendable {
     func channelKeys(_ channel: String) -> [String] {
         generations.map { generation in
             let code = HMAC<SHA256>.authenticationCode(for: Data(channel.utf8), using: generation.keys[.channelKey]!)
-            return Self.lowercaseHex(Data(code))
+            return Data(code).lowercaseHex
         }
-    }
-
-    /// `bytes` as lowercase hexadecimal. Computed for every position sent (its stored row's key), so without
-    /// `String(format:)`, which costs a formatter per byte.
-    static func lowercaseHex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The bus shards of a volunteer channel, one per secret, the sealing one first, without repeats: a keyed

@@ -12,19 +12,25 @@ struct LastPositionRows {
     var donations: [String] = []
     var channels: [String] = []
 
-    /// - Parameter positions: the batch's position events in order, each with its plaintext (``ClusterEvent/plaintext()``),
-    ///   sealed as its row as it is.
-    init(_ positions: [(event: ClusterEvent, plaintext: Data)], routes: inout ChannelRoutes) {
+    /// A kept position of the batch, with its event's plaintext (``ClusterEvent/plaintext()``), sealed as its row
+    /// as it is.
+    struct Position {
+        let channel: String
+        let seq: Int64
+        let donations: [String]
+        let plaintext: Data
+    }
+
+    /// - Parameter positions: the batch's positions in order; the last of each channel is its row.
+    init(_ positions: [Position], routes: inout ChannelRoutes) {
         var newest: [String: Int] = [:]
-        var rows: [(channel: String, seq: Int64, donations: [String], plaintext: Data)] = []
-        for (event, plaintext) in positions {
-            guard case .position(_, let channel, let seq, _, let donations, _) = event else { continue }
-            let row = (channel: channel, seq: seq, donations: donations, plaintext: plaintext)
-            if let index = newest[channel] {
-                rows[index] = row
+        var rows: [Position] = []
+        for position in positions {
+            if let index = newest[position.channel] {
+                rows[index] = position
             } else {
-                newest[channel] = rows.count
-                rows.append(row)
+                newest[position.channel] = rows.count
+                rows.append(position)
             }
         }
         for row in rows {

@@ -68,7 +68,7 @@ struct PostgresBus: Service {
             guard !batch.isEmpty else { continue }
             var payloads: [String] = []
             var targets: [String] = []
-            var positions: [(event: ClusterEvent, plaintext: Data)] = []
+            var positions: [LastPositionRows.Position] = []
             payloads.reserveCapacity(batch.count)
             targets.reserveCapacity(batch.count)
             positions.reserveCapacity(batch.count)
@@ -95,7 +95,9 @@ struct PostgresBus: Service {
                     payloads.append(payload)
                     targets.append(target)
                 }
-                if case .position = event { positions.append((event, plaintext)) }
+                if case .position(_, let volunteer, let seq, _, let donations, _) = event {
+                    positions.append(.init(channel: volunteer, seq: seq, donations: donations, plaintext: plaintext))
+                }
             }
             let last = LastPositionRows(positions, routes: &routes)
             do {

@@ -21,25 +21,16 @@ enum SealedLastPosition {
     /// The sealed value of `last`'s row, bound to its row key.
     static func seal(_ last: LastPosition, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
         let wire = Wire(c: last.channel, s: last.seq, p: last.position, t: last.donations, ls: last.seenAt)
-        return try seal(try JSONEncoder().encode(wire), of: last.channel, keys: keys)
+        let channelKey = keys.channelKey(last.channel)
+        return (channelKey, try seal(positionEvent: try JSONEncoder().encode(wire), channelKey: channelKey, keys: keys))
     }
 
-    /// The sealed value of the row of `channel` made of a position event's plaintext (``ClusterEvent/plaintext()``),
+    /// The sealed value of the row keyed `channelKey` made of a position event's plaintext (``ClusterEvent/plaintext()``),
     /// which carries every field of a row under the same names (``open(channelKey:sealed:keys:)`` ignores the
     /// event's kind and origin): the bus's writer encodes each position once, for the bus and for the store.
-    static func seal(positionEvent plaintext: Data, of channel: String, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
-        try seal(plaintext, of: channel, keys: keys)
-    }
-
-    /// The same, for a writer that already knows the row's key (``ChannelRoutes``): `channelKey` must be
-    /// ``ClusterKeys/channelKey(_:)`` of the channel the plaintext names, or the row will not open.
+    /// `channelKey` must be ``ClusterKeys/channelKey(_:)`` of the channel the plaintext names, or the row will not open.
     static func seal(positionEvent plaintext: Data, channelKey: String, keys: ClusterKeys) throws -> String {
         try keys.seal(plaintext, for: .lastPosition, context: channelKey)
-    }
-
-    private static func seal(_ plaintext: Data, of channel: String, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
-        let channelKey = keys.channelKey(channel)
-        return (channelKey, try keys.seal(plaintext, for: .lastPosition, context: channelKey))
     }
 
     /// Opens a stored row.

@@ -19,7 +19,7 @@ enum EventMessage {
     /// `evt_` and 32 hex digits of a SHA-256 of what makes the event itself.
     static func id(_ event: TrackingEvent, node: String) -> String {
         let source = event.identity ?? "\(event.donation)|\(event.incarnation)|\(event.type)|\(event.at)|\(node)"
-        return "evt_" + SHA256.hash(data: Data(source.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "evt_" + SHA256.hash(data: Data(source.utf8)).prefix(16).lowercaseHex
     }
 
     /// The Standard Webhooks payload: `{"data":{...},"timestamp":"...","type":"..."}`, keys sorted, so the bytes
