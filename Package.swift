@@ -5,8 +5,8 @@ import PackageDescription
 let package = Package(
     name: "location-broker",
     // The floor an app that adds the `BrokerClient` product needs: iOS 16 and macOS 13, as WSClient. The broker and the
-    // tools run on Linux, where these do not apply; `scripts/check-client-platforms` holds every package the client
-    // reaches to them.
+    // tools run on Linux, and build on a Mac at the same floor; `scripts/check-client-platforms` holds every package
+    // the client reaches to it, and with `--all-targets` every target's sources and packages.
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "location-broker", targets: ["location-broker"]),
@@ -18,27 +18,32 @@ let package = Package(
         .library(name: "BrokerBenchmarkFixtures", targets: ["BrokerBenchmarkFixtures"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // Network.framework under WSClient on Apple platforms; the client's own code uses it there only.
         .package(url: "https://github.com/apple/swift-nio-transport-services.git", from: "1.28.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // ManagedAtomic: counters and identifiers on every platform the package declares (Synchronization's Atomic
+        // needs macOS 15 and iOS 18).
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
-        .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
-        // The version jwt-kit 5.8.0 resolves to: sealing the cluster bus (ChaChaPoly, HKDF, HMAC).
-        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
-        .package(url: "https://github.com/jpsim/Yams.git", exact: "6.2.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Sealing the cluster bus (ChaChaPoly, HKDF, HMAC); jwt-kit 5.8 asks for 4.1 or later.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.1.0"),
+        // Both majors: the broker reads its configuration with `Yams.compose` and the simulator with `YAMLDecoder`,
+        // which 5 and 6 share, so an app that uses Yams 5 can still add `BrokerClient`.
+        .package(url: "https://github.com/jpsim/Yams.git", "5.0.1"..<"7.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // The wire contract: wire types, error codes, the donation state machine and geodesy. Foundation only.
@@ -79,6 +84,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // Authentication: the JOSE reader, client tokens (HS256 with a secret; RS256 and ES256 from a JWKS) and the
@@ -96,6 +103,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The WebSocket transport on SwiftNIO: the one upgrade path, each connection's handler and state machine,
@@ -112,6 +120,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // What leaves the broker for a receiver: Standard Webhooks signatures, VAPID (RFC 8292), Web Push encryption
@@ -173,6 +182,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics
@@ -212,6 +222,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ],
             // docs/openapi.yaml, compiled in through the symbolic link Resources/openapi.yaml.
             resources: [.embedInCode("Resources/openapi.yaml")]
@@ -229,6 +240,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Benchmarks/Fixtures"
         ),
@@ -255,6 +267,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/BrokerTestSupport"
         ),
@@ -262,7 +276,7 @@ let package = Package(
         // The speed smoothing and the ETA, by the shared numbers.
         .testTarget(name: "TrackingRulesTests", dependencies: ["TrackingRules", "BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
-        .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom"]),
+        .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // Signatures, VAPID, Web Push encryption by the RFCs' vectors, the retry schedule, and the poster against a
         // live server on port 0.
         .testTarget(
@@ -275,10 +289,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
-        .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol"]),
+        .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .testTarget(
             name: "BrokerTests",
             dependencies: [
@@ -303,6 +319,8 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ],
@@ -326,6 +344,7 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 "BrokerProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Sources/tracker-watch"
         ),
@@ -346,6 +365,8 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The load benchmark: raw load clients in worker processes, the coordinator, reports and comparisons. Its
@@ -361,6 +382,8 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -372,6 +395,8 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 "BrokerProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Sources/tracker-sim"
         ),
@@ -387,6 +412,8 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -399,6 +426,8 @@ if ProcessInfo.processInfo.environment["LB_CORE_ONLY"] == nil {
                 "LocationBroker",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ]

@@ -4,7 +4,7 @@ import BrokerProtocol
 import BrokerWebSocket
 import LocationBroker
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 // This file exists only for the microbenchmarks in Benchmarks/Micro (`scripts/microbench`). It exposes just enough
 // to drive the broker's hot paths from another package; the broker's types stay internal to the package.
@@ -25,7 +25,7 @@ public final class PublishFixture: Sendable {
     private let hub: Hub
     private let outboxes: [Outbox]
     private let position: Position
-    private let drainBuffer = Mutex(DrainBuffer())
+    private let drainBuffer = NIOLockedValueBox(DrainBuffer())
 
     /// Builds the hub, the donations, the connections and the subscriptions, publishes once (which also reports
     /// the volunteer online) and drains every outbox, so the outboxes are empty when measuring starts.
@@ -64,7 +64,7 @@ public final class PublishFixture: Sendable {
 
     private func drain() -> Int {
         // One buffer for every drain, kept between publishes, as an event loop's drains share theirs (LoopDrains).
-        drainBuffer.withLock { buffer in
+        drainBuffer.withLockedValue { buffer in
             var count = 0
             for outbox in outboxes {
                 _ = outbox.takeForSocket(into: &buffer)

@@ -1,7 +1,8 @@
+import BrokerCore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 
 /// When the key set is read again. The defaults are documented in docs/CONFIGURATION.md (`jwks_url`); tests
@@ -70,34 +71,36 @@ package struct JWKSRefresher: Service {
 
     package func run() async throws {
         try? await cancelWhenGracefulShutdown {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { [ring, timing] in
+            var failure: (any Error)?
+            await withChildTasks { add, cancelAll in
+                add { [ring, timing] in
                     while !Task.isCancelled {
-                        try await Task.sleep(for: timing.tick)
+                        guard (try? await Task.sleep(for: timing.tick)) != nil else { return }
                         ring.wake()
                     }
                 }
                 let hangUps = HangUps()
                 if case .file = source {
-                    group.addTask { [ring] in
+                    add { [ring] in
                         for await _ in await UnixSignalsSequence(trapping: .sighup) {
                             hangUps.record()
                             ring.wake()
                         }
                     }
                 }
-                try await refreshLoop(hangUps: hangUps)
-                group.cancelAll()
+                do { try await refreshLoop(hangUps: hangUps) } catch { failure = error }
+                cancelAll()
             }
+            if let failure { throw failure }
         }
     }
 
     /// Whether SIGHUP came since the refresher last looked.
     private final class HangUps: Sendable {
-        private let seen = Mutex(false)
-        func record() { seen.withLock { $0 = true } }
+        private let seen = NIOLockedValueBox(false)
+        func record() { seen.withLockedValue { $0 = true } }
         func take() -> Bool {
-            seen.withLock { seen in
+            seen.withLockedValue { seen in
                 defer { seen = false }
                 return seen
             }

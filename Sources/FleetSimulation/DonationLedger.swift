@@ -1,5 +1,5 @@
 import BrokerProtocol
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What the volunteer side knows about each donation of the fleet, for the donor side to check against:
 /// when it was trackable, which positions the broker kept, and when each fix was sent.
@@ -19,23 +19,23 @@ public final class DonationLedger: Sendable {
 
     /// How many send times are remembered per donation; older ones are forgotten.
     static let sendTimesKept = 512
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
     public init() {}
 
     /// Starts the record of a donation.
     public func open(_ donation: String, home: GeoPoint, institution: GeoPoint) {
-        entries.withLock { $0[donation] = Entry(home: home, institution: institution) }
+        entries.withLockedValue { $0[donation] = Entry(home: home, institution: institution) }
     }
 
     /// Forgets a donation whose donor is done.
     public func close(_ donation: String) {
-        _ = entries.withLock { $0.removeValue(forKey: donation) }
+        _ = entries.withLockedValue { $0.removeValue(forKey: donation) }
     }
 
     /// The donation is about to enter a trackable state (the `PUT` is being sent at `time`).
     public func trackingStarts(_ donation: String, at time: Int64) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard entries[donation]?.windows.last.map({ $0.end != nil }) ?? true else { return }
             entries[donation]?.windows.append(.init(start: time, end: nil))
         }
@@ -43,7 +43,7 @@ public final class DonationLedger: Sendable {
 
     /// The donation is about to leave its trackable state (the `PUT` is being sent at `time`).
     public func trackingEnding(_ donation: String, at time: Int64) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard let count = entries[donation]?.windows.count, count > 0, entries[donation]?.windows[count - 1].end == nil else { return }
             entries[donation]?.windows[count - 1].endSent = time
         }
@@ -51,7 +51,7 @@ public final class DonationLedger: Sendable {
 
     /// The donation left its trackable state (the `PUT` was answered at `time`).
     public func trackingEnds(_ donation: String, at time: Int64) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard let count = entries[donation]?.windows.count, count > 0, entries[donation]?.windows[count - 1].end == nil else { return }
             entries[donation]?.windows[count - 1].end = time
             if entries[donation]?.windows[count - 1].endSent == nil { entries[donation]?.windows[count - 1].endSent = time }
@@ -60,12 +60,12 @@ public final class DonationLedger: Sendable {
 
     /// A fix kept while heading to `destination` was inside the arrival radius: the broker must announce it.
     public func reached(_ donation: String, _ destination: Destination) {
-        entries.withLock { _ = $0[donation]?.reached.insert(destination) }
+        entries.withLockedValue { _ = $0[donation]?.reached.insert(destination) }
     }
 
     /// A fix is being sent now.
     public func sent(_ donation: String, timestamp: Int64, at instant: ContinuousClock.Instant) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard var entry = entries[donation] else { return }
             entries[donation] = nil  // keeps the entry uniquely referenced while it changes
             entry.sentAt[timestamp] = instant
@@ -80,7 +80,7 @@ public final class DonationLedger: Sendable {
 
     /// The broker kept a position of this donation under `seq`, in its current window.
     public func kept(_ donation: String, seq: Int64) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard let window = entries[donation]?.windows.count, window > 0 else { return }
             entries[donation]?.kept.append(.init(seq: seq, window: window - 1))
         }
@@ -88,17 +88,17 @@ public final class DonationLedger: Sendable {
 
     /// When the fix with this timestamp was sent, if it is remembered.
     public func sendTime(_ donation: String, timestamp: Int64) -> ContinuousClock.Instant? {
-        entries.withLock { $0[donation]?.sentAt[timestamp] }
+        entries.withLockedValue { $0[donation]?.sentAt[timestamp] }
     }
 
     /// The donation's home and institution.
     public func places(_ donation: String) -> (home: GeoPoint, institution: GeoPoint)? {
-        entries.withLock { entries in entries[donation].map { ($0.home, $0.institution) } }
+        entries.withLockedValue { entries in entries[donation].map { ($0.home, $0.institution) } }
     }
 
     /// Everything the final check needs.
     public func facts(_ donation: String) -> (windows: [DeliveryChecker.Window], kept: [DeliveryChecker.Kept], reached: Set<Destination>) {
-        entries.withLock { entries in
+        entries.withLockedValue { entries in
             guard let entry = entries[donation] else { return ([], [], []) }
             return (entry.windows, entry.kept, entry.reached)
         }

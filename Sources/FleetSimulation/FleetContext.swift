@@ -1,6 +1,7 @@
+import Atomics
 import BrokerProtocol
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What every task of a fleet run shares: settings, the backend client, the token minter, the ledger, the
 /// counters, the output and the stop signal.
@@ -12,8 +13,8 @@ final class FleetContext: Sendable {
     let stats = FleetStats()
     let output: FleetOutput
     let tokenTTL: Int64
-    private let stopping = Atomic<Bool>(false)
-    private let rateLimitTold = Atomic<Bool>(false)
+    private let stopping = ManagedAtomic<Bool>(false)
+    private let rateLimitTold = ManagedAtomic<Bool>(false)
 
     init(configuration: FleetConfiguration, backend: BackendClient, minter: TokenMinter, output: FleetOutput) {
         self.configuration = configuration
@@ -29,14 +30,14 @@ final class FleetContext: Sendable {
     func stop() { stopping.store(true, ordering: .relaxed) }
 
     /// What each volunteer is doing, for a run that does not wind down: the fleet names who is stuck where.
-    private let doing = Mutex<[Int: String]>([:])
+    private let doing = NIOLockedValueBox<[Int: String]>([:])
 
     /// Notes what volunteer `index` is doing now; `nil` when it has finished.
-    func note(_ index: Int, _ activity: String?) { doing.withLock { $0[index] = activity } }
+    func note(_ index: Int, _ activity: String?) { doing.withLockedValue { $0[index] = activity } }
 
     /// The volunteers still at work, with what they are doing.
     var stillDoing: [(index: Int, activity: String)] {
-        doing.withLock { $0.sorted { $0.key < $1.key }.map { (index: $0.key, activity: $0.value) } }
+        doing.withLockedValue { $0.sorted { $0.key < $1.key }.map { (index: $0.key, activity: $0.value) } }
     }
 
     /// Milliseconds since the epoch, as a phone stamps its fixes.

@@ -1,6 +1,6 @@
+import Atomics
 import BrokerProtocol
 import Foundation
-import Synchronization
 
 /// Runs a simulated fleet against a broker: volunteers carry donations through Ponte's lifecycle with the
 /// backend API and publish their fixes, donors watch and check what arrives, and a status line tells how it goes.
@@ -133,7 +133,7 @@ public struct FleetRunner: Sendable {
 
 /// A one-shot flag that a signal handler or another task can fire.
 final class StopSignal: Sendable {
-    private let fired = Synchronization.Atomic<Bool>(false)
+    private let fired = ManagedAtomic<Bool>(false)
 
     func fire() { fired.store(true, ordering: .relaxed) }
     var isFired: Bool { fired.load(ordering: .relaxed) }

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The fleet's counters, shared by every volunteer and donor task.
 public final class FleetStats: Sendable {
@@ -34,7 +34,7 @@ public final class FleetStats: Sendable {
         var firstErrors: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     /// How many error messages are kept for the summary.
     public static let errorsKept = 20
 
@@ -42,12 +42,12 @@ public final class FleetStats: Sendable {
 
     /// Changes counters.
     public func update(_ change: (inout Snapshot) -> Void) {
-        state.withLock { change(&$0.counters) }
+        state.withLockedValue { change(&$0.counters) }
     }
 
     /// Records one delivery and its latency.
     public func delivered(latencyMicroseconds: Int64) {
-        state.withLock {
+        state.withLockedValue {
             $0.counters.deliveries += 1
             $0.histogram.record(microseconds: latencyMicroseconds)
         }
@@ -55,7 +55,7 @@ public final class FleetStats: Sendable {
 
     /// Counts an error and keeps its message if there is room.
     public func error(_ message: String) {
-        state.withLock {
+        state.withLockedValue {
             $0.counters.errors += 1
             $0.counters.errorKinds[Self.kind(of: message), default: 0] += 1
             if $0.firstErrors.count < Self.errorsKept { $0.firstErrors.append(message) }
@@ -89,7 +89,7 @@ public final class FleetStats: Sendable {
 
     /// The counters now, with the latency percentiles so far.
     public func snapshot() -> Snapshot {
-        state.withLock {
+        state.withLockedValue {
             var copy = $0.counters
             copy.latency = $0.histogram.summary
             return copy
@@ -97,8 +97,8 @@ public final class FleetStats: Sendable {
     }
 
     /// The first error messages.
-    public var errorMessages: [String] { state.withLock { $0.firstErrors } }
+    public var errorMessages: [String] { state.withLockedValue { $0.firstErrors } }
 
     /// The latency histogram so far.
-    public var histogram: LatencyHistogram { state.withLock { $0.histogram } }
+    public var histogram: LatencyHistogram { state.withLockedValue { $0.histogram } }
 }

@@ -1,23 +1,24 @@
+import Atomics
 import FleetSimulation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The counters of one bench worker, written by every connection's handler on the event loops.
 ///
 /// Counters are atomics; the latency histograms and the tallies of error codes are behind mutexes held for a
 /// few instructions.
 public final class LoadStats: Sendable {
-    private let connected = Atomic<Int>(0)
-    private let connectFailures = Atomic<Int>(0)
-    private let published = Atomic<Int>(0)
-    private let deliveries = Atomic<Int>(0)
-    private let gaps = Atomic<Int>(0)
-    private let duplicates = Atomic<Int>(0)
-    private let closedByServer = Atomic<Int>(0)
-    private let otherFrames = Atomic<Int>(0)
-    private let latency = Mutex(Latencies())
-    private let connectLatency = Mutex(LatencyHistogram())
-    private let errors = Mutex<[String: Int]>([:])
-    private let firstFailure = Mutex<String?>(nil)
+    private let connected = ManagedAtomic<Int>(0)
+    private let connectFailures = ManagedAtomic<Int>(0)
+    private let published = ManagedAtomic<Int>(0)
+    private let deliveries = ManagedAtomic<Int>(0)
+    private let gaps = ManagedAtomic<Int>(0)
+    private let duplicates = ManagedAtomic<Int>(0)
+    private let closedByServer = ManagedAtomic<Int>(0)
+    private let otherFrames = ManagedAtomic<Int>(0)
+    private let latency = NIOLockedValueBox(Latencies())
+    private let connectLatency = NIOLockedValueBox(LatencyHistogram())
+    private let errors = NIOLockedValueBox<[String: Int]>([:])
+    private let firstFailure = NIOLockedValueBox<String?>(nil)
 
     public init() {}
 
@@ -28,14 +29,14 @@ public final class LoadStats: Sendable {
 
     func add(_ counter: Counter, _ amount: Int = 1) {
         switch counter {
-        case .connected: connected.wrappingAdd(amount, ordering: .relaxed)
-        case .connectFailures: connectFailures.wrappingAdd(amount, ordering: .relaxed)
-        case .published: published.wrappingAdd(amount, ordering: .relaxed)
-        case .deliveries: deliveries.wrappingAdd(amount, ordering: .relaxed)
-        case .gaps: gaps.wrappingAdd(amount, ordering: .relaxed)
-        case .duplicates: duplicates.wrappingAdd(amount, ordering: .relaxed)
-        case .closedByServer: closedByServer.wrappingAdd(amount, ordering: .relaxed)
-        case .otherFrames: otherFrames.wrappingAdd(amount, ordering: .relaxed)
+        case .connected: connected.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .connectFailures: connectFailures.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .published: published.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .deliveries: deliveries.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .gaps: gaps.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .duplicates: duplicates.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .closedByServer: closedByServer.wrappingIncrement(by: amount, ordering: .relaxed)
+        case .otherFrames: otherFrames.wrappingIncrement(by: amount, ordering: .relaxed)
         }
     }
 
@@ -60,8 +61,8 @@ public final class LoadStats: Sendable {
 
     /// A delivery sent at `sentMicroseconds` (wall clock) that arrived `latencyMicroseconds` later.
     func delivered(sentMicroseconds: Int64, latencyMicroseconds: Int64) {
-        deliveries.wrappingAdd(1, ordering: .relaxed)
-        latency.withLock {
+        deliveries.wrappingIncrement(by: 1, ordering: .relaxed)
+        latency.withLockedValue {
             $0.histogram.record(microseconds: latencyMicroseconds)
             $0.timeline.record(sentMicroseconds: sentMicroseconds, latencyMicroseconds: latencyMicroseconds)
         }
@@ -69,22 +70,22 @@ public final class LoadStats: Sendable {
 
     /// A handshake that took this long, from the TCP connect to the `welcome` frame.
     func connectedAfter(microseconds: Int64) {
-        connectLatency.withLock { $0.record(microseconds: microseconds) }
+        connectLatency.withLockedValue { $0.record(microseconds: microseconds) }
     }
 
     /// An `error` frame or a failure, tallied by its code.
     func error(_ code: String, detail: String? = nil) {
-        errors.withLock { $0[code, default: 0] += 1 }
-        if let detail { firstFailure.withLock { if $0 == nil { $0 = "\(code): \(detail)" } } }
+        errors.withLockedValue { $0[code, default: 0] += 1 }
+        if let detail { firstFailure.withLockedValue { if $0 == nil { $0 = "\(code): \(detail)" } } }
     }
 
     /// Everything counted so far.
     func result() -> WorkerResult {
-        let latencies = latency.withLock { $0 }
+        let latencies = latency.withLockedValue { $0 }
         return WorkerResult(
             connected: value(.connected), connectFailures: value(.connectFailures), published: value(.published),
             deliveries: value(.deliveries), gaps: value(.gaps), duplicates: value(.duplicates), closedByServer: value(.closedByServer),
-            otherFrames: value(.otherFrames), errors: errors.withLock { $0 }, firstFailure: firstFailure.withLock { $0 },
-            latency: latencies.histogram, latencyTimeline: latencies.timeline, connectLatency: connectLatency.withLock { $0 })
+            otherFrames: value(.otherFrames), errors: errors.withLockedValue { $0 }, firstFailure: firstFailure.withLockedValue { $0 },
+            latency: latencies.histogram, latencyTimeline: latencies.timeline, connectLatency: connectLatency.withLockedValue { $0 })
     }
 }

@@ -1,10 +1,10 @@
+import Atomics
 import BrokerProtocol
 import DeterministicRandom
 import FleetSimulation
 import Foundation
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// One bench worker: opens the connections of its ``WorkerPlan`` on one event loop, reports `ready`, makes the
 /// load on `go`, reports its counts, and closes everything on `close`.
@@ -133,7 +133,7 @@ public struct LoadWorker: Sendable {
                             stats.add(.connectFailures)
                             stats.error("connect", detail: "\(error)")
                         }
-                        if done.count.wrappingAdd(1, ordering: .relaxed).newValue % 1_000 == 0 {
+                        if done.count.wrappingIncrementThenLoad(by: 1, ordering: .relaxed) % 1_000 == 0 {
                             emit(WorkerMessage(kind: .progress, worker: worker, connected: stats.value(.connected)))
                         }
                         index += lanes
@@ -234,5 +234,5 @@ public struct LoadWorker: Sendable {
 
 /// Handshakes attempted so far, shared by the connecting lanes for progress reports.
 private final class AttemptCounter: Sendable {
-    let count = Atomic<Int>(0)
+    let count = ManagedAtomic<Int>(0)
 }

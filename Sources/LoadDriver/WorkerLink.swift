@@ -1,6 +1,5 @@
 import FleetSimulation
 import Foundation
-import Synchronization
 
 /// The coordinator's line to one bench worker: commands down, messages up.
 public protocol WorkerLink: Sendable {

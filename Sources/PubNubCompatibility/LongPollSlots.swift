@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// How many subscribe long polls may be held at once: per identity, and in all. A poll past either limit is
 /// answered 429 at once instead of being held.
@@ -8,7 +8,7 @@ package final class LongPollSlots: Sendable {
         var byIdentity: [String: Int] = [:]
     }
 
-    private let held = Mutex(Held())
+    private let held = NIOLockedValueBox(Held())
     package let perIdentity: Int
     package let total: Int
 
@@ -20,7 +20,7 @@ package final class LongPollSlots: Sendable {
     /// Takes a slot for `identity`.
     /// - Returns: whether one was free; a `true` must be given back with ``release(_:)``.
     package func take(_ identity: String) -> Bool {
-        held.withLock { held in
+        held.withLockedValue { held in
             guard held.total < total, held.byIdentity[identity, default: 0] < perIdentity else { return false }
             held.total += 1
             held.byIdentity[identity, default: 0] += 1
@@ -30,7 +30,7 @@ package final class LongPollSlots: Sendable {
 
     /// Gives back a slot ``take(_:)`` gave.
     package func release(_ identity: String) {
-        held.withLock { held in
+        held.withLockedValue { held in
             held.total -= 1
             let left = held.byIdentity[identity, default: 1] - 1
             held.byIdentity[identity] = left > 0 ? left : nil
@@ -38,5 +38,5 @@ package final class LongPollSlots: Sendable {
     }
 
     /// Polls held now.
-    package var count: Int { held.withLock { $0.total } }
+    package var count: Int { held.withLockedValue { $0.total } }
 }

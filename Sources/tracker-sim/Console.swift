@@ -1,11 +1,11 @@
 import FleetSimulation
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Standard output for the fleet: whole lines, and on a terminal a status line rewritten in place.
 final class Console: Sendable {
     let isTerminal: Bool
-    private let showingStatus = Mutex(false)
+    private let showingStatus = NIOLockedValueBox(false)
 
     init(plain: Bool) {
         isTerminal = !plain && isatty(STDOUT_FILENO) == 1
@@ -19,7 +19,7 @@ final class Console: Sendable {
     }
 
     func line(_ text: String) {
-        showingStatus.withLock { showing in
+        showingStatus.withLockedValue { showing in
             write((showing ? "\r\u{1B}[K" : "") + text + "\n")
             showing = false
         }
@@ -28,7 +28,7 @@ final class Console: Sendable {
     func status(_ text: String) {
         guard isTerminal else { return line(text) }
         let shown = ProgressLine().inPlace(text, width: width)
-        showingStatus.withLock { showing in
+        showingStatus.withLockedValue { showing in
             write(shown)
             showing = true
         }

@@ -1,8 +1,8 @@
 import ArgumentParser
+import Atomics
 import Dispatch
 import FleetSimulation
 import Foundation
-import Synchronization
 
 /// `tracker-sim fleet`: volunteers drive donations through Ponte's lifecycle while donors watch and check.
 struct FleetCommand: AsyncParsableCommand {
@@ -98,7 +98,7 @@ struct FleetCommand: AsyncParsableCommand {
 /// Ctrl-C once asks the run to wind down; twice quits at once (130).
 enum Interrupts {
     private final class Count: Sendable {
-        let value = Atomic<Int>(0)
+        let value = ManagedAtomic<Int>(0)
     }
 
     /// Installs the handler; keep the returned source alive for as long as it should run.
@@ -108,7 +108,7 @@ enum Interrupts {
         let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         let count = Count()
         source.setEventHandler {
-            if count.value.wrappingAdd(1, ordering: .relaxed).newValue == 1 {
+            if count.value.wrappingIncrementThenLoad(by: 1, ordering: .relaxed) == 1 {
                 first()
             } else {
                 exit(130)

@@ -2,7 +2,7 @@ import ArgumentParser
 import FleetSimulation
 import Foundation
 import LoadDriver
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// `tracker-sim worker` (hidden): one bench worker process, started by `tracker-sim bench`.
 ///
@@ -37,10 +37,10 @@ struct WorkerSubcommand: AsyncParsableCommand {
 
 /// Writes whole JSON lines to standard output, one writer at a time.
 final class LineWriter: Sendable {
-    private let lock = Mutex(())
+    private let lock = NIOLockedValueBox(())
 
     func emit(_ message: WorkerMessage) {
         guard let data = try? JSONEncoder().encode(message) else { return }
-        lock.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+        lock.withLockedValue { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The terminal the watcher draws on: its size, the alternate screen, and output a signal handler can share.
 ///
@@ -16,7 +16,7 @@ final class Terminal: Sendable {
         var savedInput: termios?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Whether standard output is a terminal (isatty(1)).
     static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
@@ -34,7 +34,7 @@ final class Terminal: Sendable {
     /// Switches to the alternate screen with the cursor hidden, and stops typed keys from echoing over the view.
     /// Ctrl-C still sends SIGINT: only echo and line editing are turned off.
     func enterFullScreen() {
-        state.withLock { state in
+        state.withLockedValue { state in
             if isatty(STDIN_FILENO) != 0 {
                 var attributes = termios()
                 if tcgetattr(STDIN_FILENO, &attributes) == 0 {
@@ -50,7 +50,7 @@ final class Terminal: Sendable {
 
     /// Draws screen output; ignored unless in full-screen mode, so nothing is drawn after ``restore()``.
     func draw(_ text: String) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.fullScreen else { return }
             Self.writeAll(STDOUT_FILENO, text)
         }
@@ -58,7 +58,7 @@ final class Terminal: Sendable {
 
     /// Leaves the alternate screen, shows the cursor and restores input settings. Safe to call more than once.
     func restore() {
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.fullScreen {
                 Self.writeAll(STDOUT_FILENO, "\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
                 state.fullScreen = false
@@ -72,12 +72,12 @@ final class Terminal: Sendable {
 
     /// Writes text to standard output.
     func output(_ text: String) {
-        state.withLock { _ in Self.writeAll(STDOUT_FILENO, text) }
+        state.withLockedValue { _ in Self.writeAll(STDOUT_FILENO, text) }
     }
 
     /// Writes text to standard error.
     func diagnostic(_ text: String) {
-        state.withLock { _ in Self.writeAll(STDERR_FILENO, text) }
+        state.withLockedValue { _ in Self.writeAll(STDERR_FILENO, text) }
     }
 
     /// Writes all of `text`, retrying after interruptions and short writes.

@@ -1,6 +1,6 @@
 #if DEBUG
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 #if canImport(Glibc)
@@ -125,9 +125,9 @@ extension XCTestCase {
 
 /// What a process wrote so far, appended to by the pipe's handler.
 private final class OutputLog: Sendable {
-    private let text = Mutex("")
+    private let text = NIOLockedValueBox("")
 
-    func withLock<T: Sendable>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
+    func withLock<T: Sendable>(_ body: (inout String) -> T) -> T { text.withLockedValue { body(&$0) } }
 }
 
 struct BrokerProcessError: Error, CustomStringConvertible {

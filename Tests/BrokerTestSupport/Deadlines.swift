@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// How long a test waits for something by default before it fails, saying what it waited for.
 let defaultWait: Duration = .seconds(15)
@@ -94,14 +94,14 @@ private final class Race<T: Sendable>: Sendable {
         var timedOut = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     func begin(_ continuation: CheckedContinuation<T, any Error>) {
-        state.withLock { $0.continuation = continuation }
+        state.withLockedValue { $0.continuation = continuation }
     }
 
     func setWork(_ work: Task<Void, Never>) {
-        let cancel = state.withLock { state -> Bool in
+        let cancel = state.withLockedValue { state -> Bool in
             state.work = work
             return state.timedOut
         }
@@ -110,7 +110,7 @@ private final class Race<T: Sendable>: Sendable {
 
     /// Resumes the caller with `result` unless the other side already did; returns whether it was first.
     func finish(_ result: Result<T, any Error>, timedOut: Bool = false) -> Bool {
-        let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+        let continuation = state.withLockedValue { state -> CheckedContinuation<T, any Error>? in
             defer { state.continuation = nil }
             if timedOut, state.continuation != nil { state.timedOut = true }
             return state.continuation
@@ -120,6 +120,6 @@ private final class Race<T: Sendable>: Sendable {
     }
 
     func cancelWork() {
-        state.withLock { $0.work }?.cancel()
+        state.withLockedValue { $0.work }?.cancel()
     }
 }

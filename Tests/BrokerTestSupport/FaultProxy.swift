@@ -1,7 +1,8 @@
+import Atomics
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A TCP proxy between a client and a broker that breaks the path on demand, as mobile networks do.
 ///
@@ -15,8 +16,8 @@ final class FaultProxy: Sendable {
     /// One client connection and its broker connection.
     private final class Link: Sendable {
         let client: any Channel
-        let broker = Mutex<(any Channel)?>(nil)
-        let silent = Atomic<Bool>(false)
+        let broker = NIOLockedValueBox<(any Channel)?>(nil)
+        let silent = ManagedAtomic<Bool>(false)
 
         init(client: any Channel) {
             self.client = client
@@ -30,10 +31,10 @@ final class FaultProxy: Sendable {
         var accepted = 0
     }
 
-    private let state: Mutex<State>
-    private let server = Mutex<(any Channel)?>(nil)
+    private let state: NIOLockedValueBox<State>
+    private let server = NIOLockedValueBox<(any Channel)?>(nil)
     /// Milliseconds each chunk waits before it is forwarded, in each direction.
-    private let delayMilliseconds = Atomic<Int64>(0)
+    private let delayMilliseconds = ManagedAtomic<Int64>(0)
 
     /// How long every chunk waits before it is forwarded, in each direction; zero forwards at once.
     var delay: Duration {
@@ -42,7 +43,7 @@ final class FaultProxy: Sendable {
     }
 
     private init(target: Int) {
-        state = Mutex(State(target: target))
+        state = NIOLockedValueBox(State(target: target))
     }
 
     /// Starts a proxy on a free port of 127.0.0.1 towards `127.0.0.1:target`.
@@ -53,69 +54,69 @@ final class FaultProxy: Sendable {
             .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { channel in proxy.accept(channel) }
             .bind(host: "127.0.0.1", port: 0).get()
-        proxy.server.withLock { $0 = channel }
+        proxy.server.withLockedValue { $0 = channel }
         return proxy
     }
 
     /// The proxy's port.
-    var port: Int { server.withLock { $0?.localAddress?.port } ?? 0 }
+    var port: Int { server.withLockedValue { $0?.localAddress?.port } ?? 0 }
 
     /// The address a client connects to.
     var webSocketURL: String { "ws://127.0.0.1:\(port)/v1/ws" }
 
     /// The broker port new connections go to.
     var target: Int {
-        get { state.withLock { $0.target } }
-        set { state.withLock { $0.target = newValue } }
+        get { state.withLockedValue { $0.target } }
+        set { state.withLockedValue { $0.target = newValue } }
     }
 
     /// How many connections the proxy accepted (refused ones included).
-    var accepted: Int { state.withLock { $0.accepted } }
+    var accepted: Int { state.withLockedValue { $0.accepted } }
 
     /// How many connections it holds now, silent ones included.
-    var held: Int { state.withLock { $0.links.count } }
+    var held: Int { state.withLockedValue { $0.links.count } }
 
     /// The held connections go silent both ways, without closing.
     func silence() {
-        let links = state.withLock { state in Array(state.links.values) }
+        let links = state.withLockedValue { state in Array(state.links.values) }
         for link in links { link.silent.store(true, ordering: .relaxed) }
     }
 
     /// The held connections are cut with an RST on both sides.
     func reset() async {
-        let links = state.withLock { state in
+        let links = state.withLockedValue { state in
             defer { state.links.removeAll() }
             return Array(state.links.values)
         }
         for link in links {
             link.silent.store(true, ordering: .relaxed)
             await Self.cut(link.client)
-            if let broker = link.broker.withLock({ $0 }) { await Self.cut(broker) }
+            if let broker = link.broker.withLockedValue({ $0 }) { await Self.cut(broker) }
         }
     }
 
     /// New connections are cut at once for `duration`.
     func refuse(for duration: Duration) {
-        state.withLock { $0.refusingUntil = .now + duration }
+        state.withLockedValue { $0.refusingUntil = .now + duration }
     }
 
     /// Closes everything, the listening socket too.
     func stop() async {
-        let links = state.withLock { state in
+        let links = state.withLockedValue { state in
             defer { state.links.removeAll() }
             return Array(state.links.values)
         }
         for link in links {
             try? await link.client.close()
-            try? await link.broker.withLock({ $0 })?.close()
+            try? await link.broker.withLockedValue({ $0 })?.close()
         }
-        try? await server.withLock({ $0 })?.close()
+        try? await server.withLockedValue({ $0 })?.close()
     }
 
     // MARK: Plumbing
 
     private func accept(_ client: any Channel) -> EventLoopFuture<Void> {
-        let (target, refusing) = state.withLock { state -> (Int, Bool) in
+        let (target, refusing) = state.withLockedValue { state -> (Int, Bool) in
             state.accepted += 1
             return (state.target, state.refusingUntil.map { ContinuousClock.now < $0 } ?? false)
         }
@@ -126,10 +127,10 @@ final class FaultProxy: Sendable {
         }
         let link = Link(client: client)
         let delay: @Sendable () -> Int64 = { self.delayMilliseconds.load(ordering: .relaxed) }
-        state.withLock { $0.links[ObjectIdentifier(link)] = link }
+        state.withLockedValue { $0.links[ObjectIdentifier(link)] = link }
         client.closeFuture.whenComplete { _ in
             // A silent link stays listed: its broker side is closed at stop().
-            if !link.silent.load(ordering: .relaxed) { _ = self.state.withLock { $0.links.removeValue(forKey: ObjectIdentifier(link)) } }
+            if !link.silent.load(ordering: .relaxed) { _ = self.state.withLockedValue { $0.links.removeValue(forKey: ObjectIdentifier(link)) } }
         }
         return ClientBootstrap(group: client.eventLoop)
             .channelInitializer { broker in
@@ -137,7 +138,7 @@ final class FaultProxy: Sendable {
             }
             .connect(host: "127.0.0.1", port: target)
             .flatMap { broker in
-                link.broker.withLock { $0 = broker }
+                link.broker.withLockedValue { $0 = broker }
                 return client.eventLoop.makeCompletedFuture {
                     try client.pipeline.syncOperations.addHandler(Forwarder(link: link, to: broker, delayMilliseconds: delay))
                 }.flatMap { client.setOption(.autoRead, value: true) }

@@ -8,7 +8,8 @@ import JWTKit
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
+import NIOConcurrencyHelpers
+import Atomics
 import XCTest
 
 @testable import BrokerAuth
@@ -73,20 +74,20 @@ final class JWKSServer: Sendable {
 
     /// The answer and the count of requests, shared with the route.
     private final class SharedAnswer: Sendable {
-        let answer: Mutex<Answer>
-        let fetches = Atomic<Int>(0)
+        let answer: NIOLockedValueBox<Answer>
+        let fetches = ManagedAtomic<Int>(0)
 
-        init(_ answer: Answer) { self.answer = Mutex(answer) }
+        init(_ answer: Answer) { self.answer = NIOLockedValueBox(answer) }
 
         func fetched() -> Answer {
-            fetches.add(1, ordering: .relaxed)
-            return answer.withLock { $0 }
+            fetches.wrappingIncrement(by: 1, ordering: .relaxed)
+            return answer.withLockedValue { $0 }
         }
     }
 
     /// Changes what the server answers from now on.
     func change(_ adjust: (inout Answer) -> Void) {
-        state.answer.withLock { adjust(&$0) }
+        state.answer.withLockedValue { adjust(&$0) }
     }
 
     /// Stops the server: from now on, connections to its port are refused.

@@ -8,7 +8,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Logging
 import NIOCore
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerAuth
@@ -21,7 +21,7 @@ import XCTest
 final class LiveBroker: Sendable {
     let running: RunningBroker
     let database: String
-    private let stopping = Mutex<Task<Void, any Error>?>(nil)
+    private let stopping = NIOLockedValueBox<Task<Void, any Error>?>(nil)
 
     static let jwtSecret = "test-secret-0123456789-0123456789-abcdef"
     static let backendKey = "test-backend-key-0123456789-0123456789"
@@ -54,7 +54,7 @@ final class LiveBroker: Sendable {
 
     /// Shuts down as SIGTERM would, and waits until it has (30 s at most). A second call waits for the first.
     func stop() async throws {
-        let task = stopping.withLock { stopping in
+        let task = stopping.withLockedValue { stopping in
             if let stopping { return stopping }
             let running = running
             let task = Task { try await running.stop() }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 #if canImport(Glibc)
@@ -17,13 +17,13 @@ final class PostgresServer: Sendable {
     let folder: String
     private let bin: String
 
-    private static let started = Mutex<Task<PostgresServer, any Error>?>(nil)
+    private static let started = NIOLockedValueBox<Task<PostgresServer, any Error>?>(nil)
     nonisolated(unsafe) private static var stopOnExit: (bin: String, folder: String)?
 
     /// The server of this test process, started on first use (within two minutes). Skips the test when PostgreSQL
     /// is not installed, except under CI, which installs it: there a missing server fails the test.
     static func shared() async throws -> PostgresServer {
-        let starting = started.withLock { started in
+        let starting = started.withLockedValue { started in
             if let started { return started }
             let task = Task { try await PostgresServer.make() }
             started = task

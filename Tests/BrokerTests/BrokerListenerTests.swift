@@ -5,10 +5,10 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTesting
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 import XCTest
 
 @testable import BrokerAuth
@@ -33,13 +33,13 @@ final class BrokerListenerTests: XCTestCase {
         }
 
         func handle(value: BrokerServerChannel.Value, logger: Logger) async {
-            handed.value.withLock { $0 += 1 }
+            handed.value.withLockedValue { $0 += 1 }
             await base.handle(value: value, logger: logger)
         }
     }
 
     final class Counter: Sendable {
-        let value = Mutex(0)
+        let value = NIOLockedValueBox(0)
     }
 
     /// A listener on a port of the system's choice, with a `/hello` route and a `/slow` route that answers only when
@@ -140,7 +140,7 @@ final class BrokerListenerTests: XCTestCase {
             _ = try await BrokerConnection.connect(url: "ws://127.0.0.1:\(listening.port)/v1/ws", token: "not-a-token", timeout: .seconds(5))
             XCTFail("a bad token was upgraded")
         } catch {}
-        try await waitUntil("the HTTP request was handed to a task") { listening.handed.value.withLock { $0 } >= 1 }
+        try await waitUntil("the HTTP request was handed to a task") { listening.handed.value.withLockedValue { $0 } >= 1 }
         // The WebSockets still work, and none of them was handed to a task.
         for socket in sockets {
             try await socket.send(.unsubscribe(.init(id: "probe", target: .channel("nobody@example.org"))))
@@ -148,7 +148,7 @@ final class BrokerListenerTests: XCTestCase {
             XCTAssertEqual(error.re, "probe")
             await socket.close()
         }
-        XCTAssertEqual(listening.handed.value.withLock { $0 }, 1, "only the HTTP request gets a task")
+        XCTAssertEqual(listening.handed.value.withLockedValue { $0 }, 1, "only the HTTP request gets a task")
     }
 
     func testResponsesCarryTheDateAndTheServersName() async throws {

@@ -2,7 +2,7 @@ import BrokerClient
 import BrokerProtocol
 import DeterministicRandom
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -21,11 +21,11 @@ final class ClientFaultTests: XCTestCase {
 
     /// What a watcher yielded, read by the test while it runs.
     final class Recorder: Sendable {
-        private let events = Mutex<[DonationEvent]>([])
+        private let events = NIOLockedValueBox<[DonationEvent]>([])
 
-        var all: [DonationEvent] { events.withLock { $0 } }
+        var all: [DonationEvent] { events.withLockedValue { $0 } }
 
-        func append(_ event: DonationEvent) { events.withLock { $0.append(event) } }
+        func append(_ event: DonationEvent) { events.withLockedValue { $0.append(event) } }
 
         /// Waits until an event matches, for at most `limit`; returns how long it took.
         @discardableResult
@@ -48,7 +48,7 @@ final class ClientFaultTests: XCTestCase {
 
     /// A broker, a proxy, a watcher of d-1 through the proxy and a volunteer connected directly.
     final class Scenario: Sendable {
-        let broker: Mutex<LiveBroker>
+        let broker: NIOLockedValueBox<LiveBroker>
         let proxy: FaultProxy
         let watcher: DonationWatcher
         let recorder = Recorder()
@@ -56,7 +56,7 @@ final class ClientFaultTests: XCTestCase {
         let reader: Task<Void, Never>
 
         init(broker: LiveBroker, proxy: FaultProxy, watcher: DonationWatcher) {
-            self.broker = Mutex(broker)
+            self.broker = NIOLockedValueBox(broker)
             self.proxy = proxy
             self.watcher = watcher
             run = Task { (try? await watcher.run()) ?? .stopped }
@@ -64,7 +64,7 @@ final class ClientFaultTests: XCTestCase {
             reader = Task { for await event in watcher { recorder.append(event) } }
         }
 
-        var live: LiveBroker { broker.withLock { $0 } }
+        var live: LiveBroker { broker.withLockedValue { $0 } }
 
         /// Starts the scenario's broker and proxy, both stopped when `test` ends whatever happened.
         static func start(in test: XCTestCase) async throws -> Scenario {
@@ -197,7 +197,7 @@ final class ClientFaultTests: XCTestCase {
                 $0.publishRate = 1000
                 $0.publishBurst = 1000
             }
-            scenario.broker.withLock { $0 = restarted }
+            scenario.broker.withLockedValue { $0 = restarted }
             scenario.proxy.target = restarted.port
             let again = try await restarted.connect("vol@example.org")
             try await recover(scenario, volunteer: again, after: first, fault: "broker restart", within: .seconds(1 + 3))

@@ -2,8 +2,8 @@ import BrokerClient
 import BrokerProtocol
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
-import Synchronization
 import XCTest
 
 @testable import BrokerTestSupport
@@ -96,10 +96,10 @@ extension XCTestCase {
 /// channel and every shard's) and may NOTIFY: what anybody with a login on that PostgreSQL can do.
 final class Eavesdropper: Sendable {
     private let connection: PostgresConnection
-    private let heard = Mutex<[(channel: String, payload: String)]>([])
-    private let listener = Mutex<Task<Void, Never>?>(nil)
+    private let heard = NIOLockedValueBox<[(channel: String, payload: String)]>([])
+    private let listener = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// LISTENs confirmed so far.
-    private let confirmed = Mutex(0)
+    private let confirmed = NIOLockedValueBox(0)
 
     /// Every NOTIFY channel the nodes use.
     static let channels = [PostgresDonationStore.eventChannel] + (0..<ClusterShards.count).map(ClusterShards.channel)
@@ -121,9 +121,9 @@ final class Eavesdropper: Sendable {
                 for channel in channels {
                     group.addTask {
                         _ = try? await connection.listen(on: channel) { notifications in
-                            if eavesdropper.confirmed.withLock({ $0 += 1; return $0 }) == channels.count { listening.open() }
+                            if eavesdropper.confirmed.withLockedValue({ $0 += 1; return $0 }) == channels.count { listening.open() }
                             for try await notification in notifications {
-                                eavesdropper.heard.withLock { $0.append((channel, notification.payload)) }
+                                eavesdropper.heard.withLockedValue { $0.append((channel, notification.payload)) }
                             }
                         }
                         // A LISTEN that failed or ended: never leave the start waiting.
@@ -132,7 +132,7 @@ final class Eavesdropper: Sendable {
                 }
             }
         }
-        eavesdropper.listener.withLock { $0 = task }
+        eavesdropper.listener.withLockedValue { $0 = task }
         do {
             try await withDeadline("the eavesdropper listens on every channel") { await listening.wait() }
         } catch {
@@ -143,10 +143,10 @@ final class Eavesdropper: Sendable {
     }
 
     /// Every payload heard so far, on any channel.
-    var payloads: [String] { heard.withLock { $0.map(\.payload) } }
+    var payloads: [String] { heard.withLockedValue { $0.map(\.payload) } }
 
     /// Every payload heard so far, with the channel it was heard on.
-    var heardOn: [(channel: String, payload: String)] { heard.withLock { $0 } }
+    var heardOn: [(channel: String, payload: String)] { heard.withLockedValue { $0 } }
 
     /// Sends `payload` on `channel` (the control channel unless told), as the nodes would.
     func notify(_ payload: String, on channel: String = PostgresDonationStore.eventChannel) async throws {
@@ -159,7 +159,7 @@ final class Eavesdropper: Sendable {
     }
 
     func stop() async {
-        listener.withLock { $0 }?.cancel()
+        listener.withLockedValue { $0 }?.cancel()
         try? await connection.close()
     }
 }

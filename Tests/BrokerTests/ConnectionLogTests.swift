@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import LocationBroker
@@ -10,8 +10,8 @@ import XCTest
 final class ConnectionLogTests: XCTestCase {
     /// Opens a socket with a logger at `level`, closes it as a client does, and returns the records written.
     private func records(at level: Logger.Level) throws -> [[String: Any]] {
-        let lines = Mutex<[String]>([])
-        var logger = Logger(label: "location-broker") { label in JSONLogHandler(label: label) { line in lines.withLock { $0.append(line) } } }
+        let lines = NIOLockedValueBox<[String]>([])
+        var logger = Logger(label: "location-broker") { label in JSONLogHandler(label: label) { line in lines.withLockedValue { $0.append(line) } } }
         logger.logLevel = level
         let socket = try EmbeddedWebSocket(logger: logger)
         defer { socket.stop() }
@@ -19,7 +19,7 @@ final class ConnectionLogTests: XCTestCase {
         try socket.sendClose(code: 1000)
         _ = try socket.frames()
         XCTAssertFalse(socket.isOpen, "the client's close ends the connection")
-        return try lines.withLock { $0 }.map { line in
+        return try lines.withLockedValue { $0 }.map { line in
             try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
         }
     }

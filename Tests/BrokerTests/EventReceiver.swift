@@ -1,11 +1,12 @@
+import Atomics
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 import XCTest
 
 @testable import BrokerTestSupport
@@ -96,11 +97,11 @@ final class EventReceiver: Sendable {
     }
 
     /// Every request so far, in the order they arrived.
-    var received: [Received] { state.log.withLock { $0 } }
+    var received: [Received] { state.log.withLockedValue { $0 } }
 
     /// Answers `answer` from now on.
     func answer(_ answer: @escaping @Sendable (Received, Int) -> Answer) {
-        state.answer.withLock { $0 = answer }
+        state.answer.withLockedValue { $0 = answer }
     }
 
     /// Waits until the requests so far satisfy `condition`.
@@ -117,18 +118,18 @@ final class EventReceiver: Sendable {
     }
 
     private final class Shared: Sendable {
-        let log = Mutex<[Received]>([])
-        let answer: Mutex<@Sendable (Received, Int) -> Answer>
-        let stopping = Atomic(false)
+        let log = NIOLockedValueBox<[Received]>([])
+        let answer: NIOLockedValueBox<@Sendable (Received, Int) -> Answer>
+        let stopping = ManagedAtomic(false)
 
-        init(_ answer: @escaping @Sendable (Received, Int) -> Answer) { self.answer = Mutex(answer) }
+        init(_ answer: @escaping @Sendable (Received, Int) -> Answer) { self.answer = NIOLockedValueBox(answer) }
 
         func record(_ received: Received) -> Answer {
-            let before = log.withLock { log in
+            let before = log.withLockedValue { log in
                 defer { log.append(received) }
                 return log.count
             }
-            return answer.withLock { $0 }(received, before)
+            return answer.withLockedValue { $0 }(received, before)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerTestSupport
@@ -16,12 +16,12 @@ final class JSONLogTests: XCTestCase {
     }
 
     func testEachRecordIsOneJSONObjectWithLevelTimeMessageAndMetadata() throws {
-        let lines = Mutex<[String]>([])
-        var logger = Logger(label: "location-broker") { label in JSONLogHandler(label: label) { line in lines.withLock { $0.append(line) } } }
+        let lines = NIOLockedValueBox<[String]>([])
+        var logger = Logger(label: "location-broker") { label in JSONLogHandler(label: label) { line in lines.withLockedValue { $0.append(line) } } }
         logger[metadataKey: "connection"] = "7"
         logger.notice("closing a connection that keeps sending invalid frames", metadata: ["reason": "too many pings", "codes": ["4009"]])
         logger.debug("below the level: not written")
-        let written = lines.withLock { $0 }
+        let written = lines.withLockedValue { $0 }
         XCTAssertEqual(written.count, 1)
         XCTAssertEqual(written.first?.hasSuffix("}\n"), true, "one line per record")
         let record = try XCTUnwrap(try objects(in: written.joined()).first)

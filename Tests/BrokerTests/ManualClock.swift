@@ -1,15 +1,15 @@
 import BrokerCore
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A wall clock the test moves by hand, in milliseconds since the Unix epoch.
 final class ManualClock: Sendable {
-    private let value: Mutex<Int64>
+    private let value: NIOLockedValueBox<Int64>
 
-    init(start: Int64) { value = Mutex(start) }
+    init(start: Int64) { value = NIOLockedValueBox(start) }
 
-    var now: Int64 { value.withLock { $0 } }
+    var now: Int64 { value.withLockedValue { $0 } }
 
-    func advance(by milliseconds: Int64) { value.withLock { $0 += milliseconds } }
+    func advance(by milliseconds: Int64) { value.withLockedValue { $0 += milliseconds } }
 
     /// The clock as the core takes it.
     var wallClock: WallClock { WallClock { self.now } }

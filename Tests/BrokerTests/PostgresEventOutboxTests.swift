@@ -1,8 +1,8 @@
 import BrokerProtocol
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
-import Synchronization
 import XCTest
 
 @testable import BrokerTestSupport
@@ -107,7 +107,7 @@ final class PostgresEventOutboxTests: XCTestCase {
                                 guard ContinuousClock.now < deadline else { throw WaitTimeout("every row was claimed (\(node)/\(worker))", deadline: deadline) }
                                 let now = Int64(Date().timeIntervalSince1970 * 1000)
                                 let claimed = try await outbox.claim(.webhook, node: node, now: now, lease: 600_000, limit: 3)
-                                log.entries.withLock { entries in entries += claimed.map { (node, $0.event) } }
+                                log.entries.withLockedValue { entries in entries += claimed.map { (node, $0.event) } }
                                 for row in claimed {
                                     try await outbox.delivered(row.event.id, route: .webhook, node: node, at: now)
                                 }
@@ -119,7 +119,7 @@ final class PostgresEventOutboxTests: XCTestCase {
                 }
                 try await group.waitForAll()
             }
-            let claims = log.entries.withLock { $0 }
+            let claims = log.entries.withLockedValue { $0 }
             let ids = claims.map(\.event.id)
             XCTAssertEqual(ids.count, events.count, "every row claimed once overall")
             XCTAssertEqual(Set(ids), Set(events.map(\.id)))
@@ -173,5 +173,5 @@ final class PostgresEventOutboxTests: XCTestCase {
 
 /// The claims of every node, in the order they returned.
 private final class ClaimLog: Sendable {
-    let entries = Mutex<[(node: String, event: OutboxEvent)]>([])
+    let entries = NIOLockedValueBox<[(node: String, event: OutboxEvent)]>([])
 }

@@ -1,7 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -16,7 +16,7 @@ final class PublisherFaultTests: XCTestCase {
         let publisher: VolunteerPublisher
         /// The events, in a box of their own so the reading task can hold it before `self` is made.
         private final class Log: Sendable {
-            let events = Mutex<[VolunteerPublisher.Event]>([])
+            let events = NIOLockedValueBox<[VolunteerPublisher.Event]>([])
         }
 
         private let log = Log()
@@ -28,10 +28,10 @@ final class PublisherFaultTests: XCTestCase {
             self.publisher = publisher
             run = Task { try? await publisher.run() }
             let log = log
-            reader = Task { for await event in publisher.events { log.events.withLock { $0.append(event) } } }
+            reader = Task { for await event in publisher.events { log.events.withLockedValue { $0.append(event) } } }
         }
 
-        var events: [VolunteerPublisher.Event] { log.events.withLock { $0 } }
+        var events: [VolunteerPublisher.Event] { log.events.withLockedValue { $0 } }
 
         /// Waits until the publisher yielded an event that matches.
         func wait(for what: String, _ matches: @escaping @Sendable (VolunteerPublisher.Event) -> Bool) async throws {
@@ -71,17 +71,17 @@ final class PublisherFaultTests: XCTestCase {
     }
 
     func testAnExpiredTokenIsRenewedAndThePublisherGoesOn() async throws {
-        let calls = Mutex(0)
+        let calls = NIOLockedValueBox(0)
         // The first token expires 2 s after connecting (30 s leeway); the next ones are good for an hour.
         try await withPublisher(token: {
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLockedValue { $0 += 1; return $0 }
             return try await LiveBroker.token("vol@example.org", ttl: call == 1 ? -28 : 3600)
         }) { _, run, donor in
             let publisher = run.publisher
             await publisher.publish(position(metresFromHome: 1_400))
             try await waitUntil("an audience of one") { publisher.audience == .init(tracking: true, watchers: 1) }
             try await run.wait(for: "the token expired and was renewed") { $0 == .connection(.reconnected(since: nil)) }
-            XCTAssertGreaterThanOrEqual(calls.withLock { $0 }, 2, "a fresh token was asked for")
+            XCTAssertGreaterThanOrEqual(calls.withLockedValue { $0 }, 2, "a fresh token was asked for")
             let timestamp = WallClock.system.now()
             await publisher.publish(position(metresFromHome: 1_300, timestamp: timestamp))
             let deadline = ContinuousClock.now + .seconds(5)
@@ -94,17 +94,17 @@ final class PublisherFaultTests: XCTestCase {
     }
 
     func testWhileDisconnectedOnlyTheNewestFixIsSentOnReconnecting() async throws {
-        let proxy = Mutex<FaultProxy?>(nil)
+        let proxy = NIOLockedValueBox<FaultProxy?>(nil)
         try await withPublisher(
             url: { live in
                 let started = try await FaultProxy.start(target: live.port)
                 self.addTeardownBlock { await started.stop() }
-                proxy.withLock { $0 = started }
+                proxy.withLockedValue { $0 = started }
                 return started.webSocketURL
             },
             token: { try await LiveBroker.token("vol@example.org") }
         ) { _, run, donor in
-            let proxy = try XCTUnwrap(proxy.withLock { $0 })
+            let proxy = try XCTUnwrap(proxy.withLockedValue { $0 })
             proxy.refuse(for: .seconds(2))
             await proxy.reset()
             try await run.wait(for: "the publisher noticed") { if case .connection(.reconnecting) = $0 { true } else { false } }

@@ -1,7 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -17,11 +17,11 @@ final class PublisherReliabilityTests: XCTestCase {
         let proxy: FaultProxy
         /// Boxes of their own, so the token provider and the reading task can hold them before `self` is made.
         private final class Counter: Sendable {
-            let value = Mutex(0)
+            let value = NIOLockedValueBox(0)
         }
 
         private final class Log: Sendable {
-            let events = Mutex<[VolunteerPublisher.Event]>([])
+            let events = NIOLockedValueBox<[VolunteerPublisher.Event]>([])
         }
 
         private let calls = Counter()
@@ -33,20 +33,20 @@ final class PublisherReliabilityTests: XCTestCase {
             self.proxy = proxy
             let calls = calls
             let publisher = VolunteerPublisher(url: proxy.webSocketURL, options: .init(policy: ClientFaultTests.policy, ackTimeout: ackTimeout)) {
-                calls.value.withLock { $0 += 1 }
+                calls.value.withLockedValue { $0 += 1 }
                 return try await LiveBroker.token("vol@example.org")
             }
             self.publisher = publisher
             let log = log
             let events = publisher.events
-            reader = Task { for await event in events { log.events.withLock { $0.append(event) } } }
+            reader = Task { for await event in events { log.events.withLockedValue { $0.append(event) } } }
             run = Task { try? await publisher.run() }
         }
 
-        var events: [VolunteerPublisher.Event] { log.events.withLock { $0 } }
+        var events: [VolunteerPublisher.Event] { log.events.withLockedValue { $0 } }
 
         /// How many times the publisher asked for a token.
-        var tokenCalls: Int { calls.value.withLock { $0 } }
+        var tokenCalls: Int { calls.value.withLockedValue { $0 } }
 
         var outcomes: [VolunteerPublisher.FixOutcome] { events.compactMap { if case .fix(let outcome) = $0 { outcome } else { nil } } }
 

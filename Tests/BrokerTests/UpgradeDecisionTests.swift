@@ -1,8 +1,8 @@
 import BrokerProtocol
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
-import Synchronization
 import XCTest
 
 @testable import BrokerAuth
@@ -31,11 +31,11 @@ final class UpgradeDecisionTests: XCTestCase {
         let authorizations = Count()
 
         final class Count: Sendable {
-            let value = Mutex(0)
+            let value = NIOLockedValueBox(0)
         }
 
         final class Outcome: Sendable {
-            let value = Mutex<String?>(nil)
+            let value = NIOLockedValueBox<String?>(nil)
         }
 
         /// The verifier of the watch links this socket's broker takes, and the one donation its store holds.
@@ -58,14 +58,14 @@ final class UpgradeDecisionTests: XCTestCase {
             let server = BrokerServerChannel(
                 responder: { _, _, _ in }, http1: .init(), webSocket: .init(maxFrameBytes: 4096),
                 authorize: { [authorizations] in
-                    authorizations.value.withLock { $0 += 1 }
+                    authorizations.value.withLockedValue { $0 += 1 }
                     return endpoint.authorize($0, from: $1)
                 }, refusalBody: { endpoint.answer($0) },
                 messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock.wallClock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
             try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
             value = try await server.setup(channel: channel, logger: Logger(label: "UpgradeDecisionTests")).get()
             value.upgradeResult.whenComplete { [outcome] result in
-                outcome.value.withLock {
+                outcome.value.withLockedValue {
                     switch result {
                     case .success(.webSocket): $0 = "webSocket"
                     case .success(.refusedUpgrade): $0 = "refused"
@@ -115,7 +115,7 @@ final class UpgradeDecisionTests: XCTestCase {
         let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: \(Self.accept)\r\nConnection: upgrade\r\n\r\n"
         XCTAssertTrue(written.hasPrefix(switching), "no 101 without running a task: \(written.prefix(120).debugDescription)")
         XCTAssertTrue(written.contains(#""type":"welcome""#), "the WebSocket handlers did not start")
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "webSocket")
+        XCTAssertEqual(socket.outcome.value.withLockedValue { $0 }, "webSocket")
     }
 
     /// A forged token is the cheapest thing an attacker can send: refusing it costs one signature check, and its
@@ -125,8 +125,8 @@ final class UpgradeDecisionTests: XCTestCase {
         defer { socket.stop() }
         let forged = try await TokenVerifier.mintHS256(secret: "an-attacker-secret-0123456789-0123456789", identity: "donor@example.org", ttlSeconds: 600)
         socket.upgrade(token: forged)
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "refused")
-        XCTAssertEqual(socket.authorizations.value.withLock { $0 }, 1, "the token was judged once")
+        XCTAssertEqual(socket.outcome.value.withLockedValue { $0 }, "refused")
+        XCTAssertEqual(socket.authorizations.value.withLockedValue { $0 }, 1, "the token was judged once")
         XCTAssertEqual(socket.metrics.value(of: #"broker_rejections_total{code="unauthorized"}"#), 1, "the refusal is counted once")
     }
 
@@ -158,9 +158,9 @@ final class UpgradeDecisionTests: XCTestCase {
         socket.upgrade(token: link, then: "\u{81}\u{80}\u{1}\u{2}\u{3}\u{4}")
         try await waitUntil("the watch link's check returned and the socket was decided") {
             socket.channel.embeddedEventLoop.run()
-            return socket.outcome.value.withLock { $0 } != nil
+            return socket.outcome.value.withLockedValue { $0 } != nil
         }
-        XCTAssertEqual(socket.outcome.value.withLock { $0 }, "webSocket")
+        XCTAssertEqual(socket.outcome.value.withLockedValue { $0 }, "webSocket")
         let written = try socket.written()
         XCTAssertTrue(written.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"), written)
         XCTAssertTrue(written.contains(#""type":"welcome""#), "the WebSocket handlers started")

@@ -1,7 +1,7 @@
 import BrokerClient
 import BrokerProtocol
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerTestSupport
@@ -23,37 +23,37 @@ final class WatcherConsumersTests: XCTestCase {
             let watcher = DonationWatcher(url: live.webSocketURL, target: .donation("d-1"), options: .init(policy: ClientFaultTests.policy)) {
                 try await LiveBroker.token("donor@example.org")
             }
-            let kept = Mutex<[DonationEvent]>([])
-            let dropped = Mutex<[DonationEvent]>([])
+            let kept = NIOLockedValueBox<[DonationEvent]>([])
+            let dropped = NIOLockedValueBox<[DonationEvent]>([])
             let staying = watcher.makeAsyncIterator()
             let leaving = watcher.makeAsyncIterator()
             let keeper = Task {
                 var iterator = staying
-                while let event = await iterator.next() { kept.withLock { $0.append(event) } }
+                while let event = await iterator.next() { kept.withLockedValue { $0.append(event) } }
             }
             let quitter = Task {
                 var iterator = leaving
-                while let event = await iterator.next() { dropped.withLock { $0.append(event) } }
+                while let event = await iterator.next() { dropped.withLockedValue { $0.append(event) } }
             }
             let running = Task { try await watcher.run() }
             let volunteer = try await live.connect("vol@example.org")
             do {
                 try await waitUntil("both consumers saw the subscription") {
-                    kept.withLock { $0.contains(.connection(.connected)) } && dropped.withLock { $0.contains(.connection(.connected)) }
+                    kept.withLockedValue { $0.contains(.connection(.connected)) } && dropped.withLockedValue { $0.contains(.connection(.connected)) }
                 }
                 let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
                 try await waitUntil("both consumers saw the first position") {
-                    seqs(kept.withLock { $0 }).contains(first) && seqs(dropped.withLock { $0 }).contains(first)
+                    seqs(kept.withLockedValue { $0 }).contains(first) && seqs(dropped.withLockedValue { $0 }).contains(first)
                 }
                 // The SwiftUI view that ran one of them went away.
                 quitter.cancel()
                 await quitter.value
                 var published = [first]
                 for step in 1...5 { published.append(try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))) }
-                try await waitUntil("the other consumer saw every position") { seqs(kept.withLock { $0 }) == published }
-                XCTAssertFalse(kept.withLock { $0 }.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "the connection stayed")
+                try await waitUntil("the other consumer saw every position") { seqs(kept.withLockedValue { $0 }) == published }
+                XCTAssertFalse(kept.withLockedValue { $0 }.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "the connection stayed")
                 XCTAssertEqual(watcher.screen().phase, .live)
-                XCTAssertEqual(watcher.screen().position?.timestamp, kept.withLock { $0 }.last.flatMap { if case .position(_, let p) = $0 { p.timestamp } else { nil } })
+                XCTAssertEqual(watcher.screen().position?.timestamp, kept.withLockedValue { $0 }.last.flatMap { if case .position(_, let p) = $0 { p.timestamp } else { nil } })
                 do {
                     try await watcher.run()
                     XCTFail("a second run() was accepted")
@@ -61,7 +61,7 @@ final class WatcherConsumersTests: XCTestCase {
                     XCTAssertEqual(error.kind, .alreadyRunning)
                 }
             } catch {
-                XCTFail("\(error); events: \(kept.withLock { $0 })")
+                XCTFail("\(error); events: \(kept.withLockedValue { $0 })")
             }
             running.cancel()
             _ = try await running.value(waitingFor: "the watcher ended once cancelled")
@@ -250,9 +250,9 @@ final class WatcherNetworkTests: XCTestCase {
 
 /// Counts the token provider's calls.
 final class TokenCounter: Sendable {
-    private let calls = Mutex(0)
+    private let calls = NIOLockedValueBox(0)
 
-    func count() { calls.withLock { $0 += 1 } }
+    func count() { calls.withLockedValue { $0 += 1 } }
 
-    var value: Int { calls.withLock { $0 } }
+    var value: Int { calls.withLockedValue { $0 } }
 }

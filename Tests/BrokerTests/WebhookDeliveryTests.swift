@@ -1,7 +1,7 @@
+import Atomics
 import BrokerProtocol
 import Foundation
 import GRDB
-import Synchronization
 import XCTest
 
 @testable import BrokerCore
@@ -55,7 +55,7 @@ final class WebhookDeliveryTests: XCTestCase {
 
     func testAReceiverThatNeverAnswersIsTimedOutAndTriedAgainWhileOtherDonationsGoOn() async throws {
         // The backend hangs on everything about d-slow (accepts, reads, never answers) until told otherwise.
-        let hanging = Atomic(true)
+        let hanging = ManagedAtomic(true)
         let receiver = try await startReceiver { request, _ in
             hanging.load(ordering: .relaxed) && request.text.contains(#""d-slow""#) ? .hang : .status(200)
         }

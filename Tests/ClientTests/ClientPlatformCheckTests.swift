@@ -1,9 +1,11 @@
 import Foundation
+import NIOConcurrencyHelpers
 import XCTest
 
 /// `scripts/check-client-platforms` on the real resolved graph: the client installs at iOS 16 and macOS 13, and the
 /// check fails when the declared floor goes below a dependency's, above the goal, when a reached package is pinned
-/// exactly, or when the client's sources use an API above the floor without a check.
+/// exactly, or when the client's sources use an API above the floor without a check; and with `--all-targets`, that
+/// every target of the package (the broker, the tools, the tests) builds at the floors the package declares.
 final class ClientPlatformCheckTests: XCTestCase {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     private static let script = root.appendingPathComponent("scripts/check-client-platforms").path
@@ -95,11 +97,34 @@ final class ClientPlatformCheckTests: XCTestCase {
         let clean = try check(["--sources", folder.path])
         XCTAssertEqual(clean.status, 0, clean.errors)
 
-        try "import Synchronization\nlet lock = Mutex(0)\n".write(to: folder.appendingPathComponent("Lock.swift"), atomically: true, encoding: .utf8)
+        try "import Synchronization\nlet lock = NIOLockedValueBox(0)\n".write(to: folder.appendingPathComponent("Lock.swift"), atomically: true, encoding: .utf8)
         try "import Observation\n@Observable final class Model {}\n".write(to: folder.appendingPathComponent("Model.swift"), atomically: true, encoding: .utf8)
         let run = try check(["--sources", folder.path])
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.errors.contains("Lock.swift: uses Synchronization"), run.errors)
         XCTAssertTrue(run.errors.contains("Model.swift: uses @Observable"), run.errors)
+    }
+
+    func testEveryTargetOfThePackageBuildsAtTheDeclaredFloors() throws {
+        let run = try Self.run(["--root", Self.root.path, "--all-targets"])
+        XCTAssertEqual(run.status, 0, "the broker, the tools and the tests build on macOS 13 and iOS 16: \(run.errors)")
+        XCTAssertTrue(run.output.contains("Sources/LocationBroker"), "the broker's sources are checked: \(run.output)")
+        XCTAssertTrue(run.output.contains("Tests/BrokerTests"), "the tests' sources are checked: \(run.output)")
+        XCTAssertTrue(run.output.contains("postgres-nio"), "every package the whole graph reaches is checked: \(run.output)")
+    }
+
+    func testADiscardingTaskGroupWithoutAnAvailabilityCheckFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("broker-sources-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let body = "func serve() async {\n    await withDiscardingTaskGroup { group in group.addTask {} }\n}\n"
+        try body.write(to: folder.appendingPathComponent("Serve.swift"), atomically: true, encoding: .utf8)
+        let run = try check(["--sources", folder.path])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.errors.contains("Serve.swift: uses a discarding task group (iOS 17, macOS 14)"), run.errors)
+
+        try ("@available(macOS 14, iOS 17, *)\n" + body).write(to: folder.appendingPathComponent("Serve.swift"), atomically: true, encoding: .utf8)
+        let checked = try check(["--sources", folder.path])
+        XCTAssertEqual(checked.status, 0, "a use that says when it is available passes: \(checked.errors)")
     }
 }

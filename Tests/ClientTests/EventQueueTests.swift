@@ -1,5 +1,4 @@
 import BrokerProtocol
-import Synchronization
 import XCTest
 
 @testable import BrokerClient

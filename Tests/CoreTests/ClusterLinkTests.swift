@@ -1,5 +1,5 @@
 import BrokerProtocol
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -15,22 +15,22 @@ final class ClusterLinkTests: XCTestCase {
             var donations: [String]
         }
 
-        let positions = Mutex<[Announced]>([])
-        let offline = Mutex<[String]>([])
-        let waiting = Mutex<[WaitingSubscription]>([])
-        let listening = Mutex(false)
+        let positions = NIOLockedValueBox<[Announced]>([])
+        let offline = NIOLockedValueBox<[String]>([])
+        let waiting = NIOLockedValueBox<[WaitingSubscription]>([])
+        let listening = NIOLockedValueBox(false)
 
         func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
-            positions.withLock { $0.append(Announced(channel: channel, seq: seq, donations: donations)) }
+            positions.withLockedValue { $0.append(Announced(channel: channel, seq: seq, donations: donations)) }
         }
-        func announceOffline(channel: String, lastSeen: Int64?) { offline.withLock { $0.append(channel) } }
+        func announceOffline(channel: String, lastSeen: Int64?) { offline.withLockedValue { $0.append(channel) } }
         func admitSubscription(_ subscription: WaitingSubscription) -> Bool {
-            if listening.withLock({ $0 }) { return true }
-            waiting.withLock { $0.append(subscription) }
+            if listening.withLockedValue({ $0 }) { return true }
+            waiting.withLockedValue { $0.append(subscription) }
             return false
         }
         func withdrawSubscription(connection: UInt64, channel: String?, donation: String?) -> WaitingSubscription? {
-            waiting.withLock { waiting in
+            waiting.withLockedValue { waiting in
                 guard let index = waiting.firstIndex(where: { $0.connection.id == connection && (donation == nil || $0.donation == donation) })
                 else { return nil }
                 return waiting.remove(at: index)
@@ -40,16 +40,16 @@ final class ClusterLinkTests: XCTestCase {
 
     func testAPublishIsAnnouncedForTheAdmittedDonationsAndTheLastConnectionsEndToo() throws {
         let link = FakeLink()
-        link.listening.withLock { $0 = true }
+        link.listening.withLockedValue { $0 = true }
         let fixture = HubFixture(cluster: link)
         fixture.move(to: .beingLookedFor)
         let (volunteer, _) = fixture.connect(fixture.volunteer)
         let seq = try XCTUnwrap(try fixture.publish().get().seq)
         fixture.clock.advance(by: 1_000)
         XCTAssertNil(try fixture.publish(takenAt: fixture.clock.now - 600_001).get().seq, "too old: kept for nobody, told to nobody")
-        XCTAssertEqual(link.positions.withLock { $0 }, [.init(channel: fixture.volunteer, seq: seq, donations: ["d-1"])])
+        XCTAssertEqual(link.positions.withLockedValue { $0 }, [.init(channel: fixture.volunteer, seq: seq, donations: ["d-1"])])
         fixture.hub.disconnect(volunteer)
-        XCTAssertEqual(link.offline.withLock { $0 }, [fixture.volunteer])
+        XCTAssertEqual(link.offline.withLockedValue { $0 }, [fixture.volunteer])
     }
 
     func testASubscriptionWaitsForTheBusAndIsAnsweredWithWhatTheClusterKept() throws {
@@ -64,8 +64,8 @@ final class ClusterLinkTests: XCTestCase {
         fixture.clock.advance(by: 1_000)
         let kept = position(metresFromHome: 900, timestamp: fixture.clock.now)
         fixture.hub.takeInStored([LastPosition(channel: fixture.volunteer, seq: 7, position: kept, donations: ["d-1"], seenAt: fixture.clock.now)])
-        link.listening.withLock { $0 = true }
-        fixture.hub.completePending(link.waiting.withLock { $0 })
+        link.listening.withLockedValue { $0 = true }
+        fixture.hub.completePending(link.waiting.withLockedValue { $0 })
         guard case .subscribed(let view) = try sink.frames().first else { return XCTFail("not answered") }
         XCTAssertEqual(view.last?.seq, 7)
         XCTAssertEqual(view.online, true)
@@ -80,7 +80,7 @@ final class ClusterLinkTests: XCTestCase {
         XCTAssertNil(fixture.hub.unsubscribe(connection, .init(id: "u1", target: .donation("d-1"))))
         guard case .unsubscribed(let end) = try sink.frames().first else { return XCTFail("no unsubscribed") }
         XCTAssertEqual(end.re, "u1")
-        fixture.hub.completePending(link.waiting.withLock { $0 })
+        fixture.hub.completePending(link.waiting.withLockedValue { $0 })
         XCTAssertEqual(try sink.frames(), [], "nothing waited any more")
     }
 

@@ -1,5 +1,5 @@
 import BrokerProtocol
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -9,10 +9,10 @@ import XCTest
 final class FanOutTests: XCTestCase {
     /// Counts the frames the transport's framing is asked for.
     private final class FramingCounter: Sendable {
-        let count = Mutex(0)
+        let count = NIOLockedValueBox(0)
         var framing: Framing {
             Framing { payload in
-                self.count.withLock { $0 += 1 }
+                self.count.withLockedValue { $0 += 1 }
                 return Framing.plain.prepare(Array(payload))
             }
         }
@@ -28,12 +28,12 @@ final class FanOutTests: XCTestCase {
         }
         fixture.publish()  // the volunteer comes online: presence, then the position
         for sink in sinks { _ = sink.take() }
-        let framedBefore = counter.count.withLock { $0 }
+        let framedBefore = counter.count.withLockedValue { $0 }
         let keptBefore = fixture.metrics.counts.keptCalls
 
         fixture.clock.advance(by: 1_000)
         XCTAssertEqual(try fixture.publish().get().watchers, 3)
-        XCTAssertEqual(counter.count.withLock { $0 } - framedBefore, 1, "one framing for three deliveries")
+        XCTAssertEqual(counter.count.withLockedValue { $0 } - framedBefore, 1, "one framing for three deliveries")
         XCTAssertEqual(fixture.metrics.counts.keptCalls - keptBefore, 1, "one metrics call for the whole fan-out")
         let delivered = sinks.map { $0.take().entries.map(\.frame.bytes) }
         XCTAssertEqual(delivered.map(\.count), [1, 1, 1])

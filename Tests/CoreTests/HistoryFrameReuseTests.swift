@@ -1,6 +1,6 @@
 import BrokerProtocol
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 import XCTest
 
 @testable import BrokerCore
@@ -12,11 +12,11 @@ final class HistoryFrameReuseTests: XCTestCase {
     /// Frames like the WebSocket transport does when handed a buffer: cleared and written over (copy-on-write),
     /// counting the buffers it was handed.
     private final class ReusingFraming: Sendable {
-        let handed = Mutex(0)
+        let handed = NIOLockedValueBox(0)
         var framing: Framing {
             Framing(reusing: { payload, storage in
                 var buffer = storage.take() ?? ByteBuffer()
-                if buffer.capacity > 0 { self.handed.withLock { $0 += 1 } }
+                if buffer.capacity > 0 { self.handed.withLockedValue { $0 += 1 } }
                 buffer.clear()
                 buffer.writeBytes(payload)
                 return PreparedFrame(bytes: buffer, payloadOffset: 0)
@@ -32,11 +32,11 @@ final class HistoryFrameReuseTests: XCTestCase {
         fixture.publish()
         fixture.clock.advance(by: 1_000)
         fixture.publish()
-        XCTAssertEqual(reusing.handed.withLock { $0 }, 0, "the history was not full yet")
+        XCTAssertEqual(reusing.handed.withLockedValue { $0 }, 0, "the history was not full yet")
 
         fixture.clock.advance(by: 1_000)
         let third = try fixture.publish().get().seq
-        XCTAssertEqual(reusing.handed.withLock { $0 }, 1, "the third position is framed in the first one's storage")
+        XCTAssertEqual(reusing.handed.withLockedValue { $0 }, 1, "the third position is framed in the first one's storage")
         let seqs = try donor.frames().compactMap { frame -> Int64? in
             if case .position(let update) = frame { return update.seq }
             return nil

@@ -1,20 +1,20 @@
 import BrokerProtocol
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
 
 /// A wall clock the test moves by hand, in milliseconds since the Unix epoch.
 final class ManualClock: Sendable {
-    private let value: Mutex<Int64>
+    private let value: NIOLockedValueBox<Int64>
 
-    init(start: Int64 = 1_795_000_000_000) { value = Mutex(start) }
+    init(start: Int64 = 1_795_000_000_000) { value = NIOLockedValueBox(start) }
 
-    var now: Int64 { value.withLock { $0 } }
+    var now: Int64 { value.withLockedValue { $0 } }
 
-    func advance(by milliseconds: Int64) { value.withLock { $0 += milliseconds } }
+    func advance(by milliseconds: Int64) { value.withLockedValue { $0 += milliseconds } }
 
     /// The clock as the core takes it.
     var wallClock: WallClock { WallClock { self.now } }
@@ -22,43 +22,43 @@ final class ManualClock: Sendable {
 
 /// A monotonic instant the test moves by hand, for the outbox's stall rule.
 final class ManualInstant: Sendable {
-    private let value = Mutex(ContinuousClock.now)
+    private let value = NIOLockedValueBox(ContinuousClock.now)
 
-    var now: ContinuousClock.Instant { value.withLock { $0 } }
+    var now: ContinuousClock.Instant { value.withLockedValue { $0 } }
 
-    func advance(by duration: Duration) { value.withLock { $0 = $0.advanced(by: duration) } }
+    func advance(by duration: Duration) { value.withLockedValue { $0 = $0.advanced(by: duration) } }
 }
 
 /// A connection's sink with no socket: the core's own ``OutboxQueue`` policy under a lock, with a hand-moved
 /// instant, and a way to read what a client would receive.
 final class FakeSink: FrameSink {
-    private let queue: Mutex<OutboxQueue>
+    private let queue: NIOLockedValueBox<OutboxQueue>
     private let instant: ManualInstant
-    private let aborts = Mutex(0)
+    private let aborts = NIOLockedValueBox(0)
 
     init(limit: Int = 262_144, stallLimit: Duration = .seconds(10), instant: ManualInstant = ManualInstant()) {
-        queue = Mutex(OutboxQueue(limit: limit, stallLimit: stallLimit))
+        queue = NIOLockedValueBox(OutboxQueue(limit: limit, stallLimit: stallLimit))
         self.instant = instant
     }
 
     func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
         let now = instant.now
-        return queue.withLock { $0.enqueue(frame, conflationKey: conflationKey, now: now) }
+        return queue.withLockedValue { $0.enqueue(frame, conflationKey: conflationKey, now: now) }
     }
 
-    func discardQueued(conflationKey: String) { queue.withLock { _ = $0.discard(conflationKey: conflationKey) } }
+    func discardQueued(conflationKey: String) { queue.withLockedValue { _ = $0.discard(conflationKey: conflationKey) } }
     func close(code: UInt16, reason: String, discardPending: Bool) {
-        queue.withLock { _ = $0.close(code: code, reason: reason, discardPending: discardPending) }
+        queue.withLockedValue { _ = $0.close(code: code, reason: reason, discardPending: discardPending) }
     }
-    func abort() { aborts.withLock { $0 += 1 } }
-    func finish() { queue.withLock { $0.finish() } }
-    var isClosing: Bool { queue.withLock { $0.isClosing || $0.isFinished } }
-    var queuedBytes: Int { queue.withLock { $0.bytes } }
+    func abort() { aborts.withLockedValue { $0 += 1 } }
+    func finish() { queue.withLockedValue { $0.finish() } }
+    var isClosing: Bool { queue.withLockedValue { $0.isClosing || $0.isFinished } }
+    var queuedBytes: Int { queue.withLockedValue { $0.bytes } }
     /// How many times the connection was cut without a handshake.
-    var abortCount: Int { aborts.withLock { $0 } }
+    var abortCount: Int { aborts.withLockedValue { $0 } }
 
     /// What the client receives now, as a socket drain would take it.
-    func take() -> OutboxQueue.Taken { queue.withLock { $0.take() } }
+    func take() -> OutboxQueue.Taken { queue.withLockedValue { $0.take() } }
 
     /// The frames the client receives now, decoded; a close is reported as an `error` frame with code
     /// `unavailable` and the message "close <code> <reason>", so scenarios read as one list.
@@ -86,16 +86,16 @@ final class CountingMetrics: HubMetrics {
         var slowConsumers = 0
     }
 
-    private let state = Mutex(Counts())
+    private let state = NIOLockedValueBox(Counts())
 
-    var counts: Counts { state.withLock { $0 } }
+    var counts: Counts { state.withLockedValue { $0 } }
 
-    func connectionOpened(admitted: Bool) { state.withLock { $0.opened += 1; if admitted { $0.accepted += 1 } } }
-    func connectionClosed() { state.withLock { $0.closed += 1 } }
-    func rejected(_ code: ErrorCode) { state.withLock { $0.rejected[code, default: 0] += 1 } }
-    func untracked(_ reason: ServerFrame.UntrackedReason) { state.withLock { $0.untracked[reason, default: 0] += 1 } }
+    func connectionOpened(admitted: Bool) { state.withLockedValue { $0.opened += 1; if admitted { $0.accepted += 1 } } }
+    func connectionClosed() { state.withLockedValue { $0.closed += 1 } }
+    func rejected(_ code: ErrorCode) { state.withLockedValue { $0.rejected[code, default: 0] += 1 } }
+    func untracked(_ reason: ServerFrame.UntrackedReason) { state.withLockedValue { $0.untracked[reason, default: 0] += 1 } }
     func kept(_ fanOut: FanOutTally) {
-        state.withLock {
+        state.withLockedValue {
             $0.keptCalls += 1
             $0.delivered += fanOut.delivered
             $0.conflated += fanOut.conflated
@@ -103,7 +103,7 @@ final class CountingMetrics: HubMetrics {
         }
     }
     func queued(_ result: EnqueueResult) {
-        state.withLock {
+        state.withLockedValue {
             if result == .conflated { $0.conflated += 1 }
             if result == .overflowed { $0.slowConsumers += 1 }
         }

@@ -1,5 +1,5 @@
 import BrokerProtocol
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerCore
@@ -9,10 +9,10 @@ import XCTest
 final class TripEventTests: XCTestCase {
     /// Keeps what the hub records, as the broker's outbox writer would queue it.
     final class RecordingSink: TrackingEventSink {
-        private let events = Mutex<[TrackingEvent]>([])
-        func record(_ event: TrackingEvent) { events.withLock { $0.append(event) } }
+        private let events = NIOLockedValueBox<[TrackingEvent]>([])
+        func record(_ event: TrackingEvent) { events.withLockedValue { $0.append(event) } }
         /// The events recorded since the last call.
-        func take() -> [TrackingEvent] { events.withLock { taken in defer { taken = [] }; return taken } }
+        func take() -> [TrackingEvent] { events.withLockedValue { taken in defer { taken = [] }; return taken } }
         func kinds() -> [TrackingEvent.Kind] { take().map(\.kind) }
     }
 

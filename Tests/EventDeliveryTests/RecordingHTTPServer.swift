@@ -1,7 +1,8 @@
+import Atomics
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// A receiver on a free loopback port that records every request and answers by its path:
 /// `/status/<code>` with that status, `/redirect` with a 307 to `/landing`, `/hang` never, `/stall-body` with a head
@@ -20,7 +21,7 @@ final class RecordingHTTPServer: Sendable {
     private let recorded: Recorded
 
     /// The requests received so far, in order.
-    var requests: [Request] { recorded.requests.withLock { $0 } }
+    var requests: [Request] { recorded.requests.withLockedValue { $0 } }
 
     /// Whether a `/huge` answer was cut short because the client hung up.
     var hugeAnswerAbandoned: Bool { recorded.hugeAbandoned.load(ordering: .relaxed) }
@@ -54,8 +55,8 @@ final class RecordingHTTPServer: Sendable {
     }
 
     private final class Recorded: Sendable {
-        let requests = Mutex<[Request]>([])
-        let hugeAbandoned = Atomic<Bool>(false)
+        let requests = NIOLockedValueBox<[Request]>([])
+        let hugeAbandoned = ManagedAtomic<Bool>(false)
     }
 
     private final class Responder: ChannelInboundHandler {
@@ -76,7 +77,7 @@ final class RecordingHTTPServer: Sendable {
             case .end:
                 guard let request = current else { return }
                 current = nil
-                recorded.requests.withLock { $0.append(request) }
+                recorded.requests.withLockedValue { $0.append(request) }
                 answer(request, context: context)
             }
         }

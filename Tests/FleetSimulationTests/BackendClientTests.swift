@@ -1,8 +1,8 @@
+import Atomics
 import BrokerProtocol
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 import XCTest
 
 @testable import FleetSimulation
@@ -103,8 +103,8 @@ private final class MisbehavingServer: Sendable {
     private let counts: Counts
 
     final class Counts: Sendable {
-        let requests = Atomic(0)
-        let connections = Atomic(0)
+        let requests = ManagedAtomic(0)
+        let connections = ManagedAtomic(0)
     }
 
     var url: String { "http://127.0.0.1:\(channel.localAddress?.port ?? 0)" }
@@ -121,7 +121,7 @@ private final class MisbehavingServer: Sendable {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                counts.connections.wrappingAdd(1, ordering: .relaxed)
+                counts.connections.wrappingIncrement(by: 1, ordering: .relaxed)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(Responder(behaviour: behaviour, counts: counts))
@@ -156,7 +156,7 @@ private final class MisbehavingServer: Sendable {
             case .body:
                 break
             case .end:
-                let request = counts.requests.wrappingAdd(1, ordering: .relaxed).newValue
+                let request = counts.requests.wrappingIncrementThenLoad(by: 1, ordering: .relaxed)
                 switch behaviour {
                 case .neverAnswer:
                     return

@@ -1,7 +1,7 @@
 import BrokerProtocol
 import FleetSimulation
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerTestSupport
@@ -10,9 +10,9 @@ import XCTest
 /// Short runs against a real broker: a small fleet at high speedup, with and without chaos.
 final class LiveFleetTests: XCTestCase {
     private final class Lines: Sendable {
-        let all = Mutex<[String]>([])
+        let all = NIOLockedValueBox<[String]>([])
         var output: FleetOutput {
-            FleetOutput(line: { line in self.all.withLock { $0.append(line) } }, status: { _ in }, isLive: false)
+            FleetOutput(line: { line in self.all.withLockedValue { $0.append(line) } }, status: { _ in }, isLive: false)
         }
     }
 
@@ -46,7 +46,7 @@ final class LiveFleetTests: XCTestCase {
         XCTAssertGreaterThan(summary.stats.deliveries, 20)
         XCTAssertGreaterThanOrEqual(summary.stats.arrivals, 2, "home and institution of the showcase")
         XCTAssertGreaterThan(summary.stats.latency.count, 0)
-        let watch = lines.all.withLock { $0 }.first { $0.hasPrefix("Watch a donation live: tracker-watch --broker ws://127.0.0.1:") }
+        let watch = lines.all.withLockedValue { $0 }.first { $0.hasPrefix("Watch a donation live: tracker-watch --broker ws://127.0.0.1:") }
         XCTAssertNotNil(watch, "the ready tracker-watch command is printed")
         XCTAssertTrue(watch?.contains("--donation fleet-") ?? false)
     }
@@ -73,7 +73,7 @@ final class LiveFleetTests: XCTestCase {
         try await live.stop()
         XCTAssertFalse(summary.passed)
         XCTAssertGreaterThan(summary.stats.rateLimited, 0)
-        let all = lines.all.withLock { $0 }
+        let all = lines.all.withLockedValue { $0 }
         XCTAssertTrue(all.contains { $0.hasPrefix("Note: each volunteer publishes") && $0.contains("LOCATION_BROKER_PUBLISH_RATE=") })
         XCTAssertTrue(all.contains { $0.hasPrefix("ERROR: the broker rate-limits the volunteers") && $0.contains("LOCATION_BROKER_PUBLISH_BURST=") })
     }

@@ -1,7 +1,8 @@
+import Atomics
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 import XCTest
 
 @testable import LoadDriver
@@ -25,10 +26,10 @@ final class FixedRateTickerTests: XCTestCase {
         runs: Int, period: TimeAmount, body: @escaping @Sendable (Int) -> Void = { _ in }
     ) throws -> [NIODeadline] {
         let loop = group.next()
-        let times = Mutex<[NIODeadline]>([])
+        let times = NIOLockedValueBox<[NIODeadline]>([])
         let done = loop.makePromise(of: Void.self)
         let ticker = FixedRateTicker.start(on: loop, first: .now() + .milliseconds(5), period: period) { ticker in
-            let count = times.withLock { times -> Int in
+            let count = times.withLockedValue { times -> Int in
                 times.append(.now())
                 return times.count
             }
@@ -44,7 +45,7 @@ final class FixedRateTickerTests: XCTestCase {
             ticker.cancel()
         }
         try done.futureResult.wait()
-        return times.withLock { $0 }
+        return times.withLockedValue { $0 }
     }
 
     func testSlowRunsDoNotPushTheLaterOnes() throws {
@@ -59,22 +60,22 @@ final class FixedRateTickerTests: XCTestCase {
     func testAStallRestartsTheScheduleInsteadOfSendingWhatWasMissedInABurst() throws {
         // The third run blocks the loop for 5 periods. Catching up would send the missed runs back to back after
         // it; the schedule restarts from the end of the stall instead: one run then, the next a period later.
-        let stallEnded = Mutex<NIODeadline?>(nil)
+        let stallEnded = NIOLockedValueBox<NIODeadline?>(nil)
         let times = try runTimes(runs: 6, period: .milliseconds(20)) { count in
             guard count == 3 else { return }
             usleep(100_000)
-            stallEnded.withLock { $0 = .now() }
+            stallEnded.withLockedValue { $0 = .now() }
         }
-        let end = try XCTUnwrap(stallEnded.withLock { $0 })
+        let end = try XCTUnwrap(stallEnded.withLockedValue { $0 })
         let second = times[4] - end
         XCTAssertGreaterThanOrEqual(second, .milliseconds(18), "the second run after the stall came in a burst: \(second.nanoseconds / 1_000) µs after it")
     }
 
     func testACancelledTickerRunsNoMore() throws {
         let loop = group.next()
-        let runs = Atomic<Int>(0)
+        let runs = ManagedAtomic<Int>(0)
         let ticker = FixedRateTicker.start(on: loop, first: .now(), period: .milliseconds(5)) { _ in
-            runs.wrappingAdd(1, ordering: .relaxed)
+            runs.wrappingIncrement(by: 1, ordering: .relaxed)
         }
         try loop.scheduleTask(in: .milliseconds(30)) {}.futureResult.wait()
         ticker.cancel()

@@ -1,35 +1,36 @@
+import Atomics
 import BrokerProtocol
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The open connections of this node, by id. Its lock is a leaf: the connections are copied out before any
 /// of them is told anything.
 package final class ConnectionRegistry: Sendable {
-    private let connections = Mutex<[UInt64: ClientConnection]>([:])
-    private let nextID = Atomic<UInt64>(1)
+    private let connections = NIOLockedValueBox<[UInt64: ClientConnection]>([:])
+    private let nextID = ManagedAtomic<UInt64>(1)
 
     init() {}
 
     /// A fresh connection id, unique within the process.
-    func makeID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+    func makeID() -> UInt64 { nextID.loadThenWrappingIncrement(by: 1, ordering: .relaxed) }
 
     func insert(_ connection: ClientConnection) {
-        connections.withLock { $0[connection.id] = connection }
+        connections.withLockedValue { $0[connection.id] = connection }
     }
 
     /// Forgets `connection`.
     /// - Returns: whether it was registered (a second call does nothing).
     func remove(_ connection: ClientConnection) -> Bool {
-        connections.withLock { $0.removeValue(forKey: connection.id) } != nil
+        connections.withLockedValue { $0.removeValue(forKey: connection.id) } != nil
     }
 
     /// Open connections.
-    package var count: Int { connections.withLock { $0.count } }
+    package var count: Int { connections.withLockedValue { $0.count } }
 
     /// Whether the connection `id` is still open.
-    package func contains(_ id: UInt64) -> Bool { connections.withLock { $0[id] != nil } }
+    package func contains(_ id: UInt64) -> Bool { connections.withLockedValue { $0[id] != nil } }
 
     /// Every open connection, copied out of the lock.
-    package var all: [ClientConnection] { connections.withLock { Array($0.values) } }
+    package var all: [ClientConnection] { connections.withLockedValue { Array($0.values) } }
 
     /// Asks every connection to close with `code`, after the frames already queued.
     func closeAll(code: UInt16, reason: String) {

@@ -45,9 +45,9 @@ struct PostgresBus: Service {
 
     package func run() async throws {
         await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await writeLoop() }
-                group.addTask { await listenLoop() }
+            await withChildTasks { add, _ in
+                add { await writeLoop() }
+                add { await listenLoop() }
             }
         }
     }

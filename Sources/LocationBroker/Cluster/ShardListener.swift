@@ -28,8 +28,8 @@ struct ShardListener: Sendable {
 
     func run() async {
         var listening: [Int: Task<Void, Never>] = [:]
-        await withDiscardingTaskGroup { group in
-            group.addTask {
+        await withChildTasks { add, cancelAll in
+            add {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: sweepPeriod)
                     interest.poke()
@@ -52,7 +52,7 @@ struct ShardListener: Sendable {
                 metrics.clusterShardsListened.set(Int64(listening.count))
                 await interest.nextChange()
             }
-            group.cancelAll()
+            cancelAll()
         }
         for task in listening.values { task.cancel() }
         for task in listening.values { await task.value }

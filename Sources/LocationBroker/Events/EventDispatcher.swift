@@ -1,8 +1,8 @@
 import BrokerCore
 import EventDelivery
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
-import Synchronization
 
 /// Delivers the outbox: each event's webhook to the backend and its push to the donor's browsers.
 ///
@@ -36,13 +36,13 @@ struct EventDispatcher: Service {
         await cancelWhenGracefulShutdown {
             // Each delivery runs as a task of its own: one that hangs until its timeout holds up its donation's
             // later events only, never another donation's. The loop claims more as soon as one ends.
-            await withDiscardingTaskGroup { group in
+            await withChildTasks { add, _ in
                 var lastStats: Int64?
                 var lastPrune: Int64?
                 while !Task.isCancelled {
                     var busy = false
-                    if webhooks != nil { busy = await startWebhooks(in: &group, inFlight: inFlight) || busy }
-                    if pushes != nil { busy = await startPushes(in: &group, inFlight: inFlight) || busy }
+                    if webhooks != nil { busy = await startWebhooks(adding: add, inFlight: inFlight) || busy }
+                    if pushes != nil { busy = await startPushes(adding: add, inFlight: inFlight) || busy }
                     let now = clock.now()
                     if lastStats.map({ now - $0 >= 5_000 }) ?? true {
                         lastStats = now
@@ -61,20 +61,20 @@ struct EventDispatcher: Service {
 
     /// Deliveries under way on this node, per route: at most `batch` each.
     private final class InFlight: Sendable {
-        private let counts = Mutex([OutboxRoute: Int]())
+        private let counts = NIOLockedValueBox([OutboxRoute: Int]())
 
-        func free(_ route: OutboxRoute, of batch: Int) -> Int { counts.withLock { batch - $0[route, default: 0] } }
-        func started(_ route: OutboxRoute, _ count: Int) { counts.withLock { $0[route, default: 0] += count } }
-        func ended(_ route: OutboxRoute) { counts.withLock { $0[route, default: 0] -= 1 } }
+        func free(_ route: OutboxRoute, of batch: Int) -> Int { counts.withLockedValue { batch - $0[route, default: 0] } }
+        func started(_ route: OutboxRoute, _ count: Int) { counts.withLockedValue { $0[route, default: 0] += count } }
+        func ended(_ route: OutboxRoute) { counts.withLockedValue { $0[route, default: 0] -= 1 } }
     }
 
     /// Claims the due webhooks this node has room for and starts sending each. - Returns: whether there was any.
-    private func startWebhooks(in group: inout DiscardingTaskGroup, inFlight: InFlight) async -> Bool {
+    private func startWebhooks(adding add: AddChildTask, inFlight: InFlight) async -> Bool {
         guard let webhooks else { return false }
         let claimed = await claim(.webhook, limit: inFlight.free(.webhook, of: batch))
         inFlight.started(.webhook, claimed.count)
         for delivery in claimed {
-            group.addTask {
+            add {
                 let verdict = await webhooks.send(delivery.event, now: clock.now())
                 await settle(delivery, route: .webhook, verdict: verdict)
                 inFlight.ended(.webhook)
@@ -87,12 +87,12 @@ struct EventDispatcher: Service {
 
     /// Claims the due pushes this node has room for and starts sending each to every subscription of its donation.
     /// - Returns: whether there was any.
-    private func startPushes(in group: inout DiscardingTaskGroup, inFlight: InFlight) async -> Bool {
+    private func startPushes(adding add: AddChildTask, inFlight: InFlight) async -> Bool {
         guard let pushes else { return false }
         let claimed = await claim(.push, limit: inFlight.free(.push, of: batch))
         inFlight.started(.push, claimed.count)
         for delivery in claimed {
-            group.addTask {
+            add {
                 await push(delivery, with: pushes, now: clock.now())
                 inFlight.ended(.push)
                 doorbell.ring()

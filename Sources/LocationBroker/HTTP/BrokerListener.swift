@@ -1,3 +1,4 @@
+import BrokerCore
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -51,9 +52,9 @@ struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == B
         // Announced by the caller (`location-broker` logs `listening`).
         await onListening(server.localAddress?.port ?? port)
         await withTaskCancellationOrGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
+            await withChildTasks { add, _ in
                 for await connection in httpConnections {
-                    group.addTask { [child, logger] in await child.handle(value: connection, logger: logger) }
+                    add { [child, logger] in await child.handle(value: connection, logger: logger) }
                 }
             }
         } onCancelOrGracefulShutdown: {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The `Date` header of every HTTP response (RFC 9110 §6.6.1: an origin server with a clock sends one), in the
 /// IMF-fixdate form, `Sun, 06 Nov 1994 08:49:37 GMT`.
@@ -19,7 +19,7 @@ final class HTTPDate: Sendable {
     }
 
     // The formatter is used only inside the lock.
-    private let cache = Mutex<Cache>(Cache())
+    private let cache = NIOLockedValueBox<Cache>(Cache())
 
     init() {}
 
@@ -29,7 +29,7 @@ final class HTTPDate: Sendable {
     /// The header's value for `date`, to the second.
     func text(for date: Date) -> String {
         let second = Int(date.timeIntervalSince1970.rounded(.down))
-        return cache.withLock { cache in
+        return cache.withLockedValue { cache in
             if cache.second != second {
                 cache.second = second
                 cache.text = cache.formatter.string(from: Date(timeIntervalSince1970: TimeInterval(second)))

@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// The open connections that stayed HTTP, asked to finish (`ChannelShouldQuiesceEvent`: Hummingbird's HTTP/1.1
 /// handling closes a connection once the response it is writing is done, an idle one at once) when the broker
@@ -14,26 +14,26 @@ final class QuiescingHTTPConnections: Sendable {
         var isQuiescing = false
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
     /// Keeps `channel` until it closes; one added after ``quiesce()`` is asked to finish at once.
     func add(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
-        let isQuiescing = state.withLock { state in
+        let isQuiescing = state.withLockedValue { state in
             if !state.isQuiescing { state.open[id] = channel }
             return state.isQuiescing
         }
         if isQuiescing { return Self.askToFinish(channel) }
         channel.closeFuture.whenComplete { [self] _ in
-            _ = state.withLock { $0.open.removeValue(forKey: id) }
+            _ = state.withLockedValue { $0.open.removeValue(forKey: id) }
         }
     }
 
     /// Asks every connection kept, and every one added from now on, to finish.
     func quiesce() {
-        let open = state.withLock { state in
+        let open = state.withLockedValue { state in
             state.isQuiescing = true
             return Array(state.open.values)
         }

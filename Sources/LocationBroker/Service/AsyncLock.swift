@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A first-come, first-served lock for async code: holders may await while holding it.
 ///
@@ -9,7 +9,7 @@ final class AsyncLock: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
@@ -22,7 +22,7 @@ final class AsyncLock: Sendable {
 
     private func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let acquired = state.withLock { state -> Bool in
+            let acquired = state.withLockedValue { state -> Bool in
                 if state.held {
                     state.waiters.append(continuation)
                     return false
@@ -35,7 +35,7 @@ final class AsyncLock: Sendable {
     }
 
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.held = false
                 return nil

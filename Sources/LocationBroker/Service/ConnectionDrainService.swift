@@ -1,8 +1,8 @@
+import Atomics
 import BrokerCore
 import BrokerProtocol
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// On graceful shutdown (SIGTERM, SIGINT), before the HTTP server stops: refuse new WebSockets, close every
 /// open one with 1001, and wait for them to go, at most `grace`.
@@ -37,7 +37,7 @@ struct ConnectionDrainService: Service {
 
 /// Set once shutdown begins; read by every upgrade.
 final class DrainFlag: Sendable {
-    private let value = Atomic<Bool>(false)
+    private let value = ManagedAtomic<Bool>(false)
 
     init() {}
 

@@ -1,5 +1,5 @@
+import NIOConcurrencyHelpers
 import ServiceLifecycle
-import Synchronization
 
 /// A one-way gate: tasks wait until it is opened once, then pass forever.
 final class Latch: Sendable {
@@ -8,13 +8,13 @@ final class Latch: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
     /// Opens the gate and releases every waiter.
     func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.open = true
             defer { state.waiters = [] }
             return state.waiters
@@ -25,7 +25,7 @@ final class Latch: Sendable {
     /// Waits until the gate is open.
     func wait() async {
         await withCheckedContinuation { continuation in
-            let isOpen = state.withLock { state -> Bool in
+            let isOpen = state.withLockedValue { state -> Bool in
                 if !state.open { state.waiters.append(continuation) }
                 return state.open
             }
