@@ -63,6 +63,12 @@ test("package.json: publishable, import and require each to its file with its ty
   for (const file of ['location-broker-client.js', 'location-broker-client.d.ts', 'location-broker-client.cjs', 'location-broker-client.d.cts']) {
     assert.ok(manifest.files.includes(file), file + ' is packed');
   }
-  assert.equal(manifest.scripts.prepack, 'node scripts/build-cjs.mjs', 'npm pack builds the CommonJS files first');
+  assert.equal(manifest.scripts.prepack, 'node scripts/build-cjs.mjs && node scripts/copy-licence.mjs',
+    'npm pack builds the CommonJS files and brings the licence first');
+  assert.ok(manifest.files.includes('LICENSE'));
+  // The licence named is the repository's.
+  const licence = fs.readFileSync(path.join(folder, '..', '..', 'LICENSE'), 'utf8');
+  assert.equal(manifest.license, 'Apache-2.0');
+  assert.match(licence, /^\s*Apache License\s+Version 2\.0, January 2004/);
   assert.deepEqual(manifest.dependencies, undefined, 'no dependencies');
 });
