@@ -266,6 +266,13 @@ function followAppState(client, AppState, pause) {
   };
 }
 
+/// Whether attachAppState's options (`{background: 'pause' | 'stay'}`, `byDefault` when left out) ask to pause.
+function pausesInBackground(options, byDefault) {
+  const background = options && options.background !== undefined ? options.background : byDefault;
+  if (background !== 'pause' && background !== 'stay') throw new TypeError("attachAppState: background is 'pause' or 'stay'");
+  return background === 'pause';
+}
+
 /// Follows `@react-native-community/netinfo` (passed in) for `client`: `isConnected` false calls networkLost(), true
 /// calls networkAvailable() (also when the network changes, Wi-Fi to cellular: a connection left silent by the
 /// change is replaced); null (not known yet) changes nothing. `isInternetReachable` is not followed: it comes from
@@ -789,7 +796,7 @@ export class DonationWatcher {
   /// Follows React Native's AppState: in the background the connection is closed (`{background: 'stay'}` keeps
   /// it), back in the foreground it is made again at once. Returns a function that stops following; close() stops too.
   attachAppState(AppState, options) {
-    return this.attachments.add(followAppState(this, AppState, !(options && options.background === 'stay')));
+    return this.attachments.add(followAppState(this, AppState, pausesInBackground(options, 'pause')));
   }
 
   /// Follows NetInfo: no attempt while offline, one at once when the network is back. Returns a function that stops
@@ -1069,7 +1076,7 @@ export class VolunteerPublisher {
   /// lets the app run); `{background: 'pause'}` closes it there. Returns a function that stops following; close()
   /// stops too.
   attachAppState(AppState, options) {
-    return this.attachments.add(followAppState(this, AppState, options !== undefined && options !== null && options.background === 'pause'));
+    return this.attachments.add(followAppState(this, AppState, pausesInBackground(options, 'stay')));
   }
 
   /// Follows NetInfo: no attempt while offline, one at once when the network is back. Returns a function that stops

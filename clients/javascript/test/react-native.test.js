@@ -181,6 +181,7 @@ test('close() stops following AppState and NetInfo; the function attach returns 
   assert.equal(NetInfo.listeners.length, 0);
   other.publisher.close();
   assert.throws(() => other.publisher.attachAppState(undefined), /AppState/);
+  assert.throws(() => other.publisher.attachAppState(AppState, { background: 'close' }), /'pause' or 'stay'/);
 });
 
 test("the token goes in the Authorization header under React Native, in ?token= in a browser unless told", async () => {
