@@ -10,6 +10,55 @@ export interface Position {
   timestamp: number;
 }
 
+/**
+ * A fix as an app hands it to `publish()`: `accuracy`, `speed` and `heading` may say "absent" the way Core Location
+ * (-1) or a browser (null) does; they are left out before sending (see `brokerPosition`).
+ */
+export interface Fix {
+  lat: number;
+  lon: number;
+  accuracy?: number | null;
+  speed?: number | null;
+  heading?: number | null;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
+}
+
+/**
+ * The position sent for `fix`, by the Swift client's rule: `accuracy`, `speed` and `heading` left out when negative,
+ * null, missing or not finite, a heading of 360 or more taken modulo 360, any other field dropped.
+ */
+export function brokerPosition(fix: Fix): Position;
+
+/** What the Geolocation API (a browser's, React Native's geolocation modules) hands to its callbacks. */
+export interface GeolocationFix {
+  coords: { latitude: number; longitude: number; accuracy?: number | null; speed?: number | null; heading?: number | null };
+  timestamp: number;
+}
+
+/** The position for a Geolocation API fix, absent values left out as `brokerPosition` does. */
+export function positionFromGeolocation(location: GeolocationFix): Position;
+
+/** React Native's `AppState`, as the client uses it (passed in: the client does not depend on react-native). */
+export interface AppStateLike {
+  currentState: string | null;
+  addEventListener(type: 'change', listener: (state: any) => void): { remove(): void } | void;
+  removeEventListener?(type: 'change', listener: (state: any) => void): void;
+}
+
+/** `@react-native-community/netinfo`'s default export, as the client uses it. */
+export interface NetInfoLike {
+  addEventListener(listener: (state: { isConnected: boolean | null }) => void): () => void;
+}
+
+export interface AppStateOptions {
+  /**
+   * 'pause': close the connection in the background, make it again at once in the foreground (the watcher's
+   * default). 'stay': keep it, as far as the system lets the app run (the publisher's default).
+   */
+  background?: 'pause' | 'stay';
+}
+
 export type DonationState =
   | 'CREATED' | 'BEING-LOOKED-FOR' | 'DELIVERED-BY-DONOR' | 'PICKED-BY-VOLUNTEER' | 'BEING-TAKEN-TO' | 'DELIVERED' | 'CANCELLED';
 export type Destination = 'home' | 'institution';
@@ -66,10 +115,11 @@ export interface ClientOptions extends Partial<Numbers> {
   /** Used to learn why an upgrade was refused (a plain GET of the same address); the global `fetch` when left out. */
   fetch?: (url: string, init?: any) => Promise<{ status: number; json(): Promise<any> }>;
   /**
-   * How the token travels: `'query'` (`?token=`, the default; browsers can do nothing else) or `'header'`
-   * (`Authorization: Bearer`, for React Native and the `ws` package, which take headers as a third argument).
+   * How the token travels: `'header'` (`Authorization: Bearer`, for React Native and the `ws` package, which take
+   * headers as a third argument) or `'query'` (`?token=`; browsers can do nothing else). `'auto'` (the default):
+   * the header under React Native (`navigator.product` is 'ReactNative'), the query elsewhere.
    */
-  tokenIn?: 'query' | 'header';
+  tokenIn?: 'auto' | 'query' | 'header';
   timers?: Timers;
   /** The jitter's source, uniform in [0, 1). */
   random?: () => number;
@@ -81,7 +131,9 @@ export type ConnectionChange =
   | { kind: 'reconnecting'; delayMs: number; attempt: number; reason: string; at: number }
   /** Subscribed again (the watcher: `since` asked for, and the donation's state now; the publisher: welcomed again). */
   | { kind: 'reconnected'; since: number | null; state?: DonationState; tracking?: boolean }
-  | { kind: 'offline' };
+  | { kind: 'offline' }
+  /** Closed while the app is in the background (appEnteredBackground, attachAppState's 'pause'). */
+  | { kind: 'background' };
 
 export interface DonationFacts {
   donation: string;
@@ -136,8 +188,14 @@ export class DonationWatcher {
   close(): void;
   networkLost(): void;
   networkAvailable(): void;
+  /** Closes the connection (1000) and makes no attempt until `appEnteredForeground()`. */
+  appEnteredBackground(): void;
   appEnteredForeground(): void;
   reconnectNow(): void;
+  /** Follows React Native's AppState (default `{background: 'pause'}`); returns a function that stops following. */
+  attachAppState(AppState: AppStateLike, options?: AppStateOptions): () => void;
+  /** Follows NetInfo: no attempt while offline, one at once when back; returns a function that stops following. */
+  attachNetInfo(NetInfo: NetInfoLike): () => void;
   readonly tracking: boolean;
   readonly highestSeq: number | null;
   readonly facts: DonationFacts | null;
@@ -169,11 +227,22 @@ export class VolunteerPublisher {
   on<K extends keyof PublisherEvents>(type: K, listener: (detail: PublisherEvents[K]) => void): () => void;
   start(): void;
   close(): void;
-  publish(position: Position): void;
+  /**
+   * Sends the fix (absent values left out) or keeps it for the next connection; the promise resolves with its
+   * outcome, the object the 'fix' event carries: the broker's `ack` ('accepted') or `error` ('refused'),
+   * 'superseded' or 'dropped'. It never rejects.
+   */
+  publish(fix: Fix): Promise<FixOutcome>;
   networkLost(): void;
   networkAvailable(): void;
+  /** Closes the connection (1000) until `appEnteredForeground()`; the newest fix handed over meanwhile is sent then. */
+  appEnteredBackground(): void;
   appEnteredForeground(): void;
   reconnectNow(): void;
+  /** Follows React Native's AppState (default `{background: 'stay'}`); returns a function that stops following. */
+  attachAppState(AppState: AppStateLike, options?: AppStateOptions): () => void;
+  /** Follows NetInfo: no attempt while offline, one at once when back; returns a function that stops following. */
+  attachNetInfo(NetInfo: NetInfoLike): () => void;
   readonly audience: Audience | null;
 }
 

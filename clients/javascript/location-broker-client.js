@@ -245,6 +245,106 @@ class Emitter {
   }
 }
 
+// ---------------------------------------------------------------- React Native's AppState and NetInfo
+
+/// Follows React Native's `AppState` (passed in: the client does not depend on react-native) for `client`:
+/// 'background' calls appEnteredBackground() when `pause` is true, 'active' calls appEnteredForeground(); 'inactive'
+/// (iOS: the app switcher, a call coming in) and the others change nothing. Returns a function that stops following.
+function followAppState(client, AppState, pause) {
+  if (!AppState || typeof AppState.addEventListener !== 'function') {
+    throw new TypeError("attachAppState: pass React Native's AppState (import { AppState } from 'react-native')");
+  }
+  const changed = (state) => {
+    if (state === 'background' && pause) client.appEnteredBackground();
+    else if (state === 'active') client.appEnteredForeground();
+  };
+  const subscription = AppState.addEventListener('change', changed);
+  if (AppState.currentState === 'background') changed('background');
+  return () => {
+    if (subscription && typeof subscription.remove === 'function') subscription.remove();
+    else if (typeof AppState.removeEventListener === 'function') AppState.removeEventListener('change', changed);
+  };
+}
+
+/// Whether attachAppState's options (`{background: 'pause' | 'stay'}`, `byDefault` when left out) ask to pause.
+function pausesInBackground(options, byDefault) {
+  const background = options && options.background !== undefined ? options.background : byDefault;
+  if (background !== 'pause' && background !== 'stay') throw new TypeError("attachAppState: background is 'pause' or 'stay'");
+  return background === 'pause';
+}
+
+/// Follows `@react-native-community/netinfo` (passed in) for `client`: `isConnected` false calls networkLost(), true
+/// calls networkAvailable() (also when the network changes, Wi-Fi to cellular: a connection left silent by the
+/// change is replaced); null (not known yet) changes nothing. `isInternetReachable` is not followed: it comes from
+/// polling a server that is not the broker. Returns a function that stops following.
+function followNetInfo(client, NetInfo) {
+  if (!NetInfo || typeof NetInfo.addEventListener !== 'function') {
+    throw new TypeError("attachNetInfo: pass NetInfo (import NetInfo from '@react-native-community/netinfo')");
+  }
+  const unsubscribe = NetInfo.addEventListener((state) => {
+    if (!state) return;
+    if (state.isConnected === false) client.networkLost();
+    else if (state.isConnected === true) client.networkAvailable();
+  });
+  return () => { if (typeof unsubscribe === 'function') unsubscribe(); };
+}
+
+/// The functions that stop following AppState and NetInfo; all of them run when the client stops.
+class Attachments {
+  constructor() { this.detachers = []; this.released = false; }
+
+  add(detach) {
+    if (this.released) {
+      detach();
+      return () => {};
+    }
+    this.detachers.push(detach);
+    return () => {
+      const index = this.detachers.indexOf(detach);
+      if (index >= 0) this.detachers.splice(index, 1)[0]();
+    };
+  }
+
+  releaseAll() {
+    this.released = true;
+    for (const detach of this.detachers.splice(0)) detach();
+  }
+}
+
+// ---------------------------------------------------------------- positions
+
+/// A fix as the broker takes it (docs/PROTOCOL.md, "The position object"), by the Swift client's rule (Position's
+/// Core Location initialiser): `lat`, `lon` and `timestamp` as given; `accuracy`, `speed` and `heading` only when
+/// they hold a measurement. Core Location (so React Native on iOS) says "invalid" with -1 and browsers with null: a
+/// value that is negative, null, missing or not finite is left out, instead of a fix the broker refuses
+/// (`invalid-position`), and a heading of 360 or more is taken modulo 360. Other fields (altitude...) are no part
+/// of the protocol and are not sent.
+export function brokerPosition(fix) {
+  const position = { lat: fix.lat, lon: fix.lon };
+  const accuracy = measured(fix.accuracy);
+  const speed = measured(fix.speed);
+  const heading = measured(fix.heading);
+  if (accuracy !== null) position.accuracy = accuracy;
+  if (speed !== null) position.speed = speed;
+  if (heading !== null) position.heading = heading % 360;
+  position.timestamp = fix.timestamp;
+  return position;
+}
+
+function measured(value) {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null;
+}
+
+/// A fix from what the Geolocation API (the browser's, or React Native's geolocation modules) hands over:
+/// `{coords: {latitude, longitude, accuracy, speed, heading}, timestamp}`, absent values left out as above.
+export function positionFromGeolocation(location) {
+  const coords = location.coords;
+  return brokerPosition({
+    lat: coords.latitude, lon: coords.longitude, accuracy: coords.accuracy, speed: coords.speed, heading: coords.heading,
+    timestamp: Math.round(location.timestamp),
+  });
+}
+
 // ---------------------------------------------------------------- the link: one connection at a time, by the rules
 
 function defaultTimers() {
@@ -259,6 +359,22 @@ function defaultTimers() {
 function httpAddress(url) {
   const parts = /^ws(s?)(:.*)$/.exec(url);
   return parts ? 'http' + parts[1] + parts[2] : null;
+}
+
+/// Whether the token travels in an `Authorization` header rather than `?token=`. `tokenIn` 'header' or 'query'
+/// decides; left out ('auto'), the header where the WebSocket is known to take one: React Native's, whose
+/// constructor takes headers as a third argument. A browser's ignores that argument (the token would silently not
+/// be sent), and node has no single WebSocket, so those use the query unless told otherwise.
+function tokenGoesInHeader(tokenIn) {
+  if (tokenIn === 'header') return true;
+  if (tokenIn === 'query') return false;
+  if (tokenIn !== undefined && tokenIn !== 'auto') throw new TypeError("tokenIn: 'auto' (the default), 'header' or 'query'");
+  return isReactNative();
+}
+
+/// React Native says so in `navigator.product`.
+function isReactNative() {
+  return typeof navigator !== 'undefined' && navigator !== null && navigator.product === 'ReactNative';
 }
 
 function withToken(url, token) {
@@ -285,8 +401,12 @@ class Link {
     /// When the owner last had nothing to ask on a silent connection (the silence is measured from then).
     this.declinedAt = 0;
     this.offline = false;
+    /// The app is in the background and asked for no connection meanwhile (attachAppState's 'pause').
+    this.inBackground = false;
+    /// The connect or wait held back while offline or in the background.
     this.parked = null;
     this.closed = false;
+    this.tokenInHeader = tokenGoesInHeader(config.tokenIn);
     this.timer = { open: null, silence: null, wait: null };
     this.generation = 0;
   }
@@ -329,32 +449,58 @@ class Link {
   networkLost() {
     if (this.closed || this.offline) return;
     this.offline = true;
-    if (this.socket) this.lose(Ending.dead('the network went away'), false);
-    else if (this.timer.wait !== null) {
-      this.clear('wait');
-      this.parked = { type: 'wait', delayMs: Math.max(0, this.rules.waitUntil - this.now), attempt: this.rules.failures, reason: 'no network' };
-    }
+    this.hold('the network went away');
     this.owner.announce({ kind: 'offline' });
   }
 
   networkAvailable() {
     if (this.closed) return;
-    const wasOffline = this.offline;
     this.offline = false;
+    this.release();
+  }
+
+  /// The app went to the background and wants no connection meanwhile: the socket is closed with 1000 and no
+  /// attempt (nor token call) is made until appEnteredForeground().
+  appEnteredBackground() {
+    if (this.closed || this.inBackground) return;
+    this.inBackground = true;
+    this.hold('the app went to the background');
+    this.owner.announce({ kind: 'background' });
+  }
+
+  appEnteredForeground() {
+    if (this.closed) return;
+    this.inBackground = false;
+    this.release();
+  }
+
+  reconnectNow() { if (!this.closed) this.nudge(true); }
+
+  // ---- inside
+
+  /// No network, or the app in the background: nothing may be attempted until release().
+  get held() { return this.offline || this.inBackground; }
+
+  hold(reason) {
+    if (this.socket) this.lose(Ending.dead(reason), false);
+    else if (this.timer.wait !== null) {
+      this.clear('wait');
+      this.parked = { type: 'wait', delayMs: Math.max(0, this.rules.waitUntil - this.now), attempt: this.rules.failures, reason };
+    }
+  }
+
+  /// What held the link back is gone: the attempt held back is made at once (within the attempt gap), and an open
+  /// connection silent for too long is replaced.
+  release() {
+    if (this.held) return;
     const parked = this.parked;
     this.parked = null;
-    if (wasOffline && parked && parked.type === 'connect') {
+    if (parked && parked.type === 'connect') {
       this.perform(parked);
       return;
     }
     this.nudge(false);
   }
-
-  appEnteredForeground() { if (!this.closed) this.nudge(false); }
-
-  reconnectNow() { if (!this.closed) this.nudge(true); }
-
-  // ---- inside
 
   nudge(always) {
     if (this.socket) {
@@ -382,7 +528,7 @@ class Link {
 
   perform(action) {
     if (this.closed) return;
-    if (this.offline && (action.type === 'connect' || action.type === 'wait')) {
+    if (this.held && (action.type === 'connect' || action.type === 'wait')) {
       this.parked = action;
       return;
     }
@@ -420,7 +566,7 @@ class Link {
   }
 
   open(generation) {
-    if (this.offline) {
+    if (this.held) {
       this.parked = { type: 'connect', renew: false };
       return;
     }
@@ -431,7 +577,7 @@ class Link {
     }
     let socket;
     try {
-      socket = this.config.tokenIn === 'header'
+      socket = this.tokenInHeader
         ? new Socket(this.config.url, [], { headers: { Authorization: 'Bearer ' + this.token } })
         : new Socket(withToken(this.config.url, this.token));
     } catch (error) {
@@ -559,7 +705,7 @@ class Link {
       timeout = this.timers.setTimeout(() => resolve(null), this.numbers.diagnoseTimeoutMs);
     });
     try {
-      const header = this.config.tokenIn === 'header';
+      const header = this.tokenInHeader;
       const request = fetcher(header ? address : withToken(address, this.token), {
         cache: 'no-store', credentials: 'omit', headers: header ? { Authorization: 'Bearer ' + this.token } : {},
       }).then(async (response) => {
@@ -621,6 +767,7 @@ export class DonationWatcher {
     this.requests = 0;
     this.timer = { subscribe: null, resubscribe: null, stale: null };
     this.started = false;
+    this.attachments = new Attachments();
   }
 
   /// Listens to `type`: 'connection', 'subscribed', 'waiting', 'position', 'paused', 'resumed', 'state',
@@ -640,8 +787,21 @@ export class DonationWatcher {
 
   networkLost() { this.link.networkLost(); }
   networkAvailable() { this.link.networkAvailable(); }
+  /// Closes the connection politely until appEnteredForeground() (a donor's screen shows nothing meanwhile, and
+  /// iOS would cut the socket anyway); the positions missed come with `since` on return.
+  appEnteredBackground() { this.link.appEnteredBackground(); }
   appEnteredForeground() { this.link.appEnteredForeground(); }
   reconnectNow() { this.link.reconnectNow(); }
+
+  /// Follows React Native's AppState: in the background the connection is closed (`{background: 'stay'}` keeps
+  /// it), back in the foreground it is made again at once. Returns a function that stops following; close() stops too.
+  attachAppState(AppState, options) {
+    return this.attachments.add(followAppState(this, AppState, pausesInBackground(options, 'pause')));
+  }
+
+  /// Follows NetInfo: no attempt while offline, one at once when the network is back. Returns a function that stops
+  /// following; close() stops too.
+  attachNetInfo(NetInfo) { return this.attachments.add(followNetInfo(this, NetInfo)); }
 
   /// Whether positions are shared now.
   get tracking() { return this.facts !== null && this.facts.tracking; }
@@ -856,6 +1016,7 @@ export class DonationWatcher {
     this.clear('resubscribe');
     this.clear('stale');
     this.link.close();
+    this.attachments.releaseAll();
     this.events.emit('ended', how);
   }
 }
@@ -885,6 +1046,7 @@ export class VolunteerPublisher {
     this.stoppedFor = null;
     this.ackTimer = null;
     this.started = false;
+    this.attachments = new Attachments();
   }
 
   /// Listens to `type`: 'connection', 'audience', 'fix' ({position, result: 'accepted' | 'refused' |
@@ -903,28 +1065,50 @@ export class VolunteerPublisher {
 
   networkLost() { this.link.networkLost(); }
   networkAvailable() { this.link.networkAvailable(); }
+  /// Closes the connection politely until appEnteredForeground(); the newest fix handed over meanwhile is sent then.
+  /// Not called by attachAppState unless asked: a volunteer's phone publishes from the background.
+  appEnteredBackground() { this.link.appEnteredBackground(); }
   appEnteredForeground() { this.link.appEnteredForeground(); }
   reconnectNow() { this.link.reconnectNow(); }
 
-  /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one kept
-  /// is then superseded). A fix not newer than one handed over before is superseded at once.
-  publish(position) {
+  /// Follows React Native's AppState: back in the foreground, a connection gone silent is replaced and a pending
+  /// retry made at once. The connection stays in the background (the phone keeps publishing, as far as the system
+  /// lets the app run); `{background: 'pause'}` closes it there. Returns a function that stops following; close()
+  /// stops too.
+  attachAppState(AppState, options) {
+    return this.attachments.add(followAppState(this, AppState, pausesInBackground(options, 'stay')));
+  }
+
+  /// Follows NetInfo: no attempt while offline, one at once when the network is back. Returns a function that stops
+  /// following; close() stops too.
+  attachNetInfo(NetInfo) { return this.attachments.add(followNetInfo(this, NetInfo)); }
+
+  /// Sends the fix now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one kept
+  /// is then superseded). A fix not newer than one handed over before is superseded at once. Absent values are left
+  /// out first (brokerPosition). Returns a promise of the fix's outcome, the same object the 'fix' event carries:
+  /// 'accepted' (the broker's `ack`: seq, audience), 'refused' (its `error`: code, message), 'superseded' or
+  /// 'dropped'. It never rejects, so a fix handed over without waiting cannot leave an unhandled rejection.
+  publish(fix) {
+    if (!fix || typeof fix.timestamp !== 'number') throw new TypeError('a position needs lat, lon and timestamp (milliseconds)');
+    let settle = null;
+    const outcome = new Promise((resolve) => { settle = resolve; });
+    const entry = { position: brokerPosition(fix), settle };
     if (this.stoppedFor !== null) {
-      this.report(position, { result: 'dropped', reason: 'the publisher has stopped' });
-      return;
+      this.report(entry, { result: 'dropped', reason: 'the publisher has stopped' });
+      return outcome;
     }
-    if (!position || typeof position.timestamp !== 'number') throw new TypeError('a position needs lat, lon and timestamp (milliseconds)');
-    if (this.newestHanded !== null && position.timestamp <= this.newestHanded) {
-      this.report(position, { result: 'superseded' });
-      return;
+    if (this.newestHanded !== null && fix.timestamp <= this.newestHanded) {
+      this.report(entry, { result: 'superseded' });
+      return outcome;
     }
-    this.newestHanded = position.timestamp;
+    this.newestHanded = fix.timestamp;
     if (!this.link.connected) {
       if (this.waiting !== null) this.report(this.waiting, { result: 'superseded' });
-      this.waiting = position;
-      return;
+      this.waiting = entry;
+      return outcome;
     }
-    this.send(position);
+    this.send(entry);
+    return outcome;
   }
 
   // ---- the link's owner
@@ -934,14 +1118,14 @@ export class VolunteerPublisher {
   welcomed() {
     this.events.emit('connection', this.connectedOnce ? { kind: 'reconnected', since: null } : { kind: 'connected' });
     this.connectedOnce = true;
-    const position = this.waiting;
-    if (position === null) return;
+    const entry = this.waiting;
+    if (entry === null) return;
     this.waiting = null;
-    if (position.timestamp < this.timers.now() - this.numbers.maximumFixAgeMs) {
-      this.report(position, { result: 'dropped', reason: 'too old to send' });
+    if (entry.position.timestamp < this.timers.now() - this.numbers.maximumFixAgeMs) {
+      this.report(entry, { result: 'dropped', reason: 'too old to send' });
       return;
     }
-    this.send(position);
+    this.send(entry);
   }
 
   frame(frame) {
@@ -951,7 +1135,7 @@ export class VolunteerPublisher {
     const sent = this.unacknowledged.splice(index, 1)[0];
     this.armAckTimer();
     if (frame.type === 'error') {
-      this.report(sent.position, { result: 'refused', code: frame.code, message: frame.message });
+      this.report(sent.entry, { result: 'refused', code: frame.code, message: frame.message });
       return;
     }
     const audience = { tracking: frame.tracking === true, watchers: typeof frame.watchers === 'number' ? frame.watchers : 0 };
@@ -959,7 +1143,7 @@ export class VolunteerPublisher {
     const changed = this.audience === null || this.audience.tracking !== audience.tracking ||
       this.audience.watchers !== audience.watchers || this.audience.reason !== audience.reason;
     this.audience = audience;
-    this.report(sent.position, { result: 'accepted', seq: typeof frame.seq === 'number' ? frame.seq : null, audience });
+    this.report(sent.entry, { result: 'accepted', seq: typeof frame.seq === 'number' ? frame.seq : null, audience });
     if (changed) this.events.emit('audience', audience);
   }
 
@@ -969,26 +1153,26 @@ export class VolunteerPublisher {
   /// The connection ended: the newest fix not acknowledged waits for the next one, the older ones are superseded.
   disconnected() {
     this.clearAckTimer();
-    const candidates = this.unacknowledged.map((sent) => sent.position);
+    const candidates = this.unacknowledged.map((sent) => sent.entry);
     if (this.waiting !== null) candidates.push(this.waiting);
     this.unacknowledged = [];
     this.waiting = null;
     if (candidates.length === 0) return;
-    const newest = candidates.reduce((a, b) => (b.timestamp > a.timestamp ? b : a));
+    const newest = candidates.reduce((a, b) => (b.position.timestamp > a.position.timestamp ? b : a));
     this.waiting = newest;
-    for (const position of candidates) if (position !== newest) this.report(position, { result: 'superseded' });
+    for (const entry of candidates) if (entry !== newest) this.report(entry, { result: 'superseded' });
   }
 
   stopped(reason) { this.stop(reason); }
 
   // ---- inside
 
-  send(position) {
+  send(entry) {
     this.counter += 1;
     const id = 'p' + this.counter;
-    this.unacknowledged.push({ id, position, sentAt: this.timers.now() });
+    this.unacknowledged.push({ id, entry, sentAt: this.timers.now() });
     // A failed write is noticed by the connection's end or the missing ack; the fix stays pending meanwhile.
-    this.link.send({ type: 'publish', id, position });
+    this.link.send({ type: 'publish', id, position: entry.position });
     if (this.ackTimer === null) this.armAckTimer();
   }
 
@@ -1007,8 +1191,11 @@ export class VolunteerPublisher {
     this.ackTimer = null;
   }
 
-  report(position, outcome) {
-    this.events.emit('fix', Object.assign({ position }, outcome));
+  /// Tells a fix's outcome, to the 'fix' listeners and to the promise publish() returned.
+  report(entry, outcome) {
+    const detail = Object.assign({ position: entry.position }, outcome);
+    this.events.emit('fix', detail);
+    entry.settle(detail);
   }
 
   stop(reason) {
@@ -1016,11 +1203,12 @@ export class VolunteerPublisher {
     this.stoppedFor = reason;
     this.clearAckTimer();
     this.link.close();
-    const pending = this.unacknowledged.map((sent) => sent.position);
+    this.attachments.releaseAll();
+    const pending = this.unacknowledged.map((sent) => sent.entry);
     if (this.waiting !== null) pending.push(this.waiting);
     this.unacknowledged = [];
     this.waiting = null;
-    for (const position of pending) this.report(position, { result: 'dropped', reason: 'the publisher stopped before its ack' });
+    for (const entry of pending) this.report(entry, { result: 'dropped', reason: 'the publisher stopped before its ack' });
     this.events.emit('stopped', { reason });
   }
 }

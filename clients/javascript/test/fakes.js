@@ -87,3 +87,34 @@ export function recorder(emitter, types) {
   for (const type of types) emitter.on(type, (detail) => seen.push([type, detail]));
   return seen;
 }
+
+/// React Native's AppState as the client sees it: `currentState` and 'change' listeners with a `remove()`.
+export class FakeAppState {
+  constructor(currentState = 'active') {
+    this.currentState = currentState;
+    this.listeners = [];
+  }
+  addEventListener(type, listener) {
+    if (type !== 'change') throw new Error('only change is followed here');
+    this.listeners.push(listener);
+    return { remove: () => { this.listeners = this.listeners.filter((other) => other !== listener); } };
+  }
+  /// The app moves to `state` ('active', 'inactive', 'background').
+  become(state) {
+    this.currentState = state;
+    for (const listener of this.listeners.slice()) listener(state);
+  }
+}
+
+/// @react-native-community/netinfo as the client sees it: addEventListener(listener) returns an unsubscribe function.
+export class FakeNetInfo {
+  constructor() { this.listeners = []; }
+  addEventListener(listener) {
+    this.listeners.push(listener);
+    return () => { this.listeners = this.listeners.filter((other) => other !== listener); };
+  }
+  /// The device's network changes: `isConnected` true, false or null (not known yet).
+  change(isConnected, type = isConnected ? 'wifi' : 'none') {
+    for (const listener of this.listeners.slice()) listener({ type, isConnected, isInternetReachable: null, details: null });
+  }
+}
