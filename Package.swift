@@ -286,6 +286,7 @@ let package = Package(
                 "PubNubCompatibility",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",
+                "EventDelivery",
                 "BrokerAuth",
                 "BrokerWebSocket",
                 "BrokerHTTP",
