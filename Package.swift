@@ -302,6 +302,7 @@ let package = Package(
                 "PubNubCompatibility",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",
+                "EventDelivery",
                 "BrokerAuth",
                 "BrokerWebSocket",
                 "BrokerHTTP",

@@ -177,7 +177,7 @@ struct Broker: Sendable {
 
     /// The services in one group that shuts down gracefully on `signals` (SIGTERM and SIGINT by default).
     func serviceGroup(signals: [UnixSignal] = [.sigterm, .sigint]) -> ServiceGroup {
-        ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+        ServiceGroup(configuration: .init(services: services.map { NamedService($0) as any Service }, gracefulShutdownSignals: signals, logger: logger))
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns.

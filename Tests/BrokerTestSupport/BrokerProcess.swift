@@ -18,6 +18,9 @@ final class BrokerProcess: Sendable {
     let database: String
     /// What the broker wrote until it listened.
     let startupOutput: String
+    /// Everything the broker wrote so far.
+    var output: String { log.withLock { $0 } }
+    private let log: OutputLog
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -34,8 +37,9 @@ final class BrokerProcess: Sendable {
         return built
     }
 
-    private init(process: Process, port: Int, database: String, startupOutput: String) {
+    private init(process: Process, port: Int, database: String, startupOutput: String, log: OutputLog) {
         self.process = process
+        self.log = log
         self.port = port
         self.database = database
         self.startupOutput = startupOutput
@@ -83,7 +87,7 @@ final class BrokerProcess: Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             throw error
         }
-        return BrokerProcess(process: process, port: port ?? 0, database: database, startupOutput: seen.withLock { $0 })
+        return BrokerProcess(process: process, port: port ?? 0, database: database, startupOutput: seen.withLock { $0 }, log: seen)
     }
 
     /// Sends a signal (SIGKILL, SIGTERM...).

@@ -46,7 +46,7 @@ struct EventOutboxScenarios {
         OutboxEvent(
             id: id(n), donation: donation, incarnation: "inc-\(donation)", type: "tracking.started", occurredAt: occurredAt,
             body: #"{"type":"tracking.started","timestamp":"2026-11-27T16:20:00.000Z","data":{"donation":"\#(donation)"}}"#,
-            push: push ? PushMessage(title: "On the way", body: "Your donation is on its way", tag: donation, urgency: "normal", ttlSeconds: 600, topic: "t\(donation)") : nil)
+            push: push ? PushMessage(title: "On the way", body: "Your donation is on its way", tag: donation, urgency: "normal", ttlSeconds: 600) : nil)
     }
 
     private func claimIDs(_ route: OutboxRoute = .webhook, node: String = "n1", now: Int64 = 2_000, lease: Int64 = 30_000, limit: Int = 100) async throws -> [String] {

@@ -136,9 +136,9 @@ final class OwnTracksTests: XCTestCase {
         // The same seq line as WebSocket publishes: a later WebSocket publish follows on.
         let volunteer = try await live.connect(volunteerID)
         let ack = try await volunteer.publish(position(metresFromHome: 500))
-        XCTAssertEqual(ack.seq, delivered.seq + 1)
+        XCTAssertGreaterThan(try XCTUnwrap(ack.seq), delivered.seq)
         guard case .position(let next) = try await donor.next() else { return XCTFail("no WebSocket position") }
-        XCTAssertEqual(next.seq, delivered.seq + 1)
+        XCTAssertEqual(next.seq, ack.seq)
 
         // Arrival works from OwnTracks positions too.
         let (near, _) = documentedLocation(metresFromHome: 60)

@@ -14,14 +14,20 @@ import XCTest
 /// Web Push on, whose only allowed push service is a real HTTP server in the test process on 127.0.0.1.
 final class PushSubscriptionAttackTests: XCTestCase {
     private var broker: LiveBroker!
-    /// The push service: answers 201, except 410 under `/gone` (a subscription it has forgotten).
+    /// The push service: answers 201, except 410 under `/gone` (a subscription it has forgotten) and 503 under
+    /// `/failing` (a browser whose push service does not take pushes).
     private var pushService: EventReceiver!
 
     override func setUp() async throws {
-        pushService = try await startReceiver { request, _ in .status(request.path.hasPrefix("/gone") ? 410 : 201) }
+        pushService = try await startReceiver { request, _ in
+            .status(request.path.hasPrefix("/gone") ? 410 : request.path.hasPrefix("/failing") ? 503 : 201)
+        }
+        let port = pushService.port
         broker = try await startBroker { configuration in
             configuration.pushSubject = "https://operations.example.org/contact"
-            configuration.pushServiceHosts = ["127.0.0.1"]
+            // The stand-in listens on a port of its own, which the operator allows by name; the real services' names
+            // are the defaults an attacker would aim at.
+            configuration.pushServiceHosts = ["127.0.0.1", "127.0.0.1:\(port)", "*.push.apple.com", "fcm.googleapis.com"]
         }
     }
 
@@ -258,5 +264,64 @@ final class PushSubscriptionAttackTests: XCTestCase {
         try await broker.put("d-marker", state: .beingTakenTo)
         try await pushService.waitFor("a later donation's push goes out") { $0.contains { $0.path == "/marker" } }
         XCTAssertEqual(pushes(to: "/browser").count, 2, "nothing pushed to the ended donation's browser")
+    }
+
+    // MARK: - Endpoints that are not host names
+
+    func testAForgedHostOrAPortOfAnAllowedServiceIsRefused() async throws {
+        try await broker.put("d-1", state: .beingLookedFor)
+        let link = try await watchLink("d-1")
+        let refused = [
+            "https://127.0.0.1%00.push.apple.com/x", "https://127.0.0.1%2500.push.apple.com/x", "https://a%2Eb.push.apple.com/x",
+            "https://web\t.push.apple.com/x", "https://web .push.apple.com/x", "https://web\n.push.apple.com/x",
+            "https://evil.example/.push.apple.com/x", "https://evil.example\\.push.apple.com/x", "https://evil.example\\@web.push.apple.com/x",
+            "https://fcm.googleapis.com:8443/x", "https://web.push.apple.com:80/x", "https://user@fcm.googleapis.com/x",
+            "https://[::1].push.apple.com/x", "https://10.0.0.1/x", "https://-web.push.apple.com/x",
+            "https://web..push.apple.com/x", "https://fcm.googleapis.com", "http://fcm.googleapis.com/x",
+            "https://fcm.googleapis.com./x", "https://FCM.googleapis.com/x\u{0}",
+        ]
+        for endpoint in refused {
+            let response = try await subscribe(endpoint, link: link)
+            XCTAssertEqual(response.status, .forbidden, "\(endpoint.debugDescription): \(String(buffer: response.body ?? .init()))")
+            XCTAssertFalse(response.error?.message.isEmpty ?? true, "\(endpoint.debugDescription) is told why")
+        }
+        try await expectStored("d-1", [], "none of them stored")
+        for accepted in ["https://web.push.apple.com/QO", "https://fcm.googleapis.com/fcm/send/x", "https://fcm.googleapis.com:443/y"] {
+            try await expectSubscribe(accepted, link: link, .created, accepted)
+        }
+    }
+
+    // MARK: - One browser's failures are its own
+
+    /// The TTLs the browser at `path` was pushed, in order: the pick-up's is about an hour, the delivery's a day.
+    private func ttls(_ path: String) -> [Int] {
+        pushes(to: path).compactMap { $0.headers["ttl"].flatMap { Int($0) } }
+    }
+
+    func testAFailingBrowserNeitherDelaysNorRepeatsAnothersPushesAndNothingFollowsTheEnd() async throws {
+        try await broker.put("d-1", state: .beingLookedFor)
+        let link = try await watchLink("d-1")
+        try await expectSubscribe(pushService.url + "/browser", link: link, .created)
+        try await expectSubscribe(pushService.url + "/failing", link: link, .created)
+
+        try await broker.put("d-1", state: .pickedByVolunteer)
+        try await broker.put("d-1", state: .beingTakenTo)
+        try await pushService.waitFor("the working browser is pushed the pick-up") { _ in !self.ttls("/browser").isEmpty }
+        try await broker.put("d-1", state: .delivered)
+        try await pushService.waitFor("the working browser is pushed the delivery at once", within: .seconds(8)) { _ in
+            self.ttls("/browser").contains { $0 > 3_600 }
+        }
+        try await waitUntil("the ended donation's subscriptions are gone from the store") { try await storedEndpoints("d-1").isEmpty }
+        // The failing browser goes on failing: the working one hears nothing more, the failing one nothing older.
+        try await Task.sleep(for: .seconds(6))
+        let browser = ttls("/browser")
+        XCTAssertEqual(browser.count, 2, "the pick-up once, then the delivery: \(browser)")
+        XCTAssertTrue(browser.count == 2 && browser[0] <= 3_600 && browser[1] > 3_600, "\(browser)")
+        let failing = ttls("/failing")
+        if let end = failing.firstIndex(where: { $0 > 3_600 }) {
+            XCTAssertTrue(failing[end...].allSatisfy { $0 > 3_600 }, "the pick-up was retried after the delivery: \(failing)")
+        } else {
+            XCTFail("the failing browser was never tried with the delivery: \(failing)")
+        }
     }
 }

@@ -18,7 +18,7 @@ cannot show (seen with Chromium 156, --headless=new):
 --push-routes stand-in (until the broker serves GET /v1/push/key and /v1/push/subscriptions): the browser's
 Fetch domain answers those two paths for the page, as docs/PROTOCOL.md 12.3 says the broker does, and records what
 the page sent; everything else (the page, the worker, the WebSocket) is the real broker's.
---push-routes broker: the broker answers them itself (started with push_subject and push_service_hosts 127.0.0.1).
+--push-routes broker: the broker answers them itself (started with push_subject and push_service_hosts 127.0.0.1:9).
 
 Checks: the box stays hidden when /v1/push/key answers 404, and outside a secure context (http://insecure.test,
 mapped to 127.0.0.1), and the page tracks as before; shown when it answers a
@@ -201,7 +201,8 @@ async def run(options):
     stand_in = options.push_routes == "stand-in"
     if not stand_in:
         broker.env["LOCATION_BROKER_PUSH_SUBJECT"] = "mailto:ops@example.org"
-        broker.env["LOCATION_BROKER_PUSH_SERVICE_HOSTS"] = HOST
+        # The stub endpoint is on port 9 of this machine, allowed by name (push_service_hosts takes host:port).
+        broker.env["LOCATION_BROKER_PUSH_SERVICE_HOSTS"] = f"{HOST}:9"
     browser = PushBrowser(options.chromium, workdir)
     browser.arguments.append(f"--host-resolver-rules=MAP {INSECURE_HOST} {HOST}")
     # The test opens the page afresh for each scenario; Chromium's back/forward cache would keep each page it left

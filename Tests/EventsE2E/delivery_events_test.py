@@ -5,12 +5,14 @@ expected) are gathered under SETTINGS below.
 
 With the stand-ins (webhook_receiver.py, push_service.py; both checked by stand_ins_self_test.py) in this process:
 1. Starts location-broker on SQLite (a free 127.0.0.1 port, temporary secrets) with `webhook_url` at the receiver,
-   `webhook_secrets`, `push_subject`, `push_service_hosts: 127.0.0.1`; reads its VAPID key (GET /v1/push/key) and
+   `webhook_secrets`, `push_subject`, `push_service_hosts: 127.0.0.1:<the stand-in's port>`; reads its VAPID key (GET /v1/push/key) and
    gives it to the push service, which then refuses a push signed with any other.
 2. The trip of donation d-1: created by the backend API, a watch token for the donor, a push subscription made by the
    push service POSTed with it (and refused with a bad token, a foreign push host, bad keys); a volunteer (OwnTracks
    HTTP) drives toward the home at 30 km/h until within the arrival radius; picked up (pause), taken to the
-   institution (resume), driven there, DELIVERED; a fix published after the end.
+   institution (resume), driven there, DELIVERED; a fix published after the end. A second browser of d-1 whose push
+   service answers 503 to everything is tried with every push on its own, the end included, and with nothing older
+   after the end; the first browser's pushes arrive in order, once each, without waiting for it.
    Checks: every webhook verified, in order (started, first_position, approaching, arrived, paused, resumed,
    first_position, approaching, arrived, ended), none after the end; pushes decrypted for approaching, arrived,
    resumed (institution), approaching, arrived, ended (delivered), none after the end; no coordinate, label, name or
@@ -359,6 +361,13 @@ def trip(broker, receiver, service):
     broker.put_donation(donation, "CREATED")
     token = broker.watch_token(donation)
     subscribe_for_pushes(broker, service, donation, token)
+    # A second browser of the same donation whose push service answers 503 to every push: it must neither delay nor
+    # repeat the first browser's pushes, and be pushed nothing older once the donation has ended.
+    failing = service.new_subscription()
+    status, text = broker.request("POST", ROUTES["push_subscriptions"], failing, {"Authorization": f"Bearer {token}"})
+    check(status == 201, f"a second browser subscribes to {donation} (201; answered {status}: {text[:200]})")
+    failing_id = failing["endpoint"].rsplit("/", 1)[1]
+    service.failing(failing_id)
     volunteer = Volunteer(broker, broker.token(VOLUNTEER))
 
     broker.put_donation(donation, "BEING-LOOKED-FOR")
@@ -404,6 +413,12 @@ def trip(broker, receiver, service):
     time.sleep(QUIET_AFTER_END_S)
     check(len(webhooks_of(receiver, donation)) == len(expected), "no webhook after tracking.ended")
     check(len(pushes_of(service, donation)) == len(TRIP_PUSHES), "no push after tracking.ended")
+    tried = [a["message"].get("type") for a in service.snapshot()["attempts"] if a["subscription"] == failing_id]
+    log(f"push service: the failing browser was tried {len(tried)} times: " + ", ".join(tried))
+    check("tracking.ended" in tried, "the failing browser was tried with the end too (its failures held nothing up)")
+    after_end = tried[tried.index("tracking.ended"):] if "tracking.ended" in tried else []
+    check(all(kind == "tracking.ended" for kind in after_end),
+          "after the end the failing browser is tried with nothing older: " + ", ".join(after_end))
     status, _ = broker.request("POST", ROUTES["push_subscriptions"], service.new_subscription(), {"Authorization": f"Bearer {token}"})
     check(status in (401, 409), f"a push subscription for an ended donation is refused (answered {status})")
 
@@ -450,7 +465,8 @@ def run(options):
         "webhook_url": receiver.url + WEBHOOK_PATH,
         "webhook_secrets": secret,
         "push_subject": PUSH_SUBJECT,
-        "push_service_hosts": HOST,
+        # The stand-in's own port, allowed by name: any other port of the host is refused.
+        "push_service_hosts": f"{HOST}:{service.port}",
         "events_approaching_minutes": APPROACHING_MINUTES,
         "webhook_timeout_seconds": 5,
         **({"events_silent_seconds": SILENT_SECONDS} if SILENT_SECONDS else {}),

@@ -136,6 +136,8 @@ class PushService:
         self.lock = threading.Lock()
         self.subscriptions = {}   # id -> (private key, auth secret)
         self.gone_ids = set()
+        self.failing_ids = set()
+        self.attempts = []  # pushes to a failing subscription: decrypted, recorded, answered 503
         self.messages = []
         self.failures = []
         self.fail_until = 0.0
@@ -171,13 +173,19 @@ class PushService:
         with self.lock:
             self.gone_ids.add(subscription_id)
 
+    def failing(self, subscription_id):
+        """From now on, pushes to this subscription are checked and recorded as attempts, then answered 503 (a
+        browser whose push service keeps failing), while the others' are taken."""
+        with self.lock:
+            self.failing_ids.add(subscription_id)
+
     def fail_for(self, seconds):
         with self.lock:
             self.fail_until = time.monotonic() + max(0.0, float(seconds))
 
     def snapshot(self):
         with self.lock:
-            return {"messages": list(self.messages), "failures": list(self.failures)}
+            return {"messages": list(self.messages), "failures": list(self.failures), "attempts": list(self.attempts)}
 
     def _record(self, kind, entry):
         entry = dict(entry, kind=kind, received_at=time.time())
@@ -201,6 +209,9 @@ class PushService:
             except Refused as refusal:
                 self._record("failure", {"subscription": subscription_id, "status": refusal.status, "reason": refusal.reason})
                 return refusal.status, {}
+            if subscription_id in self.failing_ids:
+                self.attempts.append(dict(checked, subscription=subscription_id, message=message, received_at=time.time()))
+                return 503, {}
             for problem in privacy.problems(json.dumps(message, ensure_ascii=False), self.forbidden_strings):
                 self._record("failure", {"subscription": subscription_id, "status": 201, "reason": "privacy: " + problem,
                                          "message": message})

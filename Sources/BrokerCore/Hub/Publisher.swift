@@ -47,7 +47,9 @@ struct Publisher: Sendable {
                 if case .untracked(let reason) = admission { metrics.untracked(reason) }
                 return .success(Hub.PublishOutcome(seq: nil, watchers: 0, untracked: admission.reason))
             }
-            let seq = channel.nextSeq
+            // The clock, not a count: a donor reading seqs learns when its own positions arrived, never how many were
+            // kept for others before its window or during its pause (docs/PROTOCOL.md, "seq").
+            let seq = max(channel.nextSeq, now * 1000)
             let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
             // Asked before the existential is copied out: a single node would otherwise pay its copy and destroy on
             // every publish.

@@ -1,3 +1,4 @@
+import EventDelivery
 import Foundation
 
 // Trip events: webhooks to the backend and Web Push to donors.
@@ -57,13 +58,13 @@ extension ConfigurationKey {
 
     private static let pushServiceHosts = Self(
         name: "push_service_hosts",
-        summary: "Hosts donors' push subscriptions may point at, comma-separated; `*.` and a suffix matches below it.",
-        allowed: "host names or `*.suffix` patterns separated by commas",
+        summary: "Hosts donors' push subscriptions may point at, comma-separated; `*.` and a suffix matches whole labels below it; `:port` allows a port other than 443.",
+        allowed: "host names or `*.suffix` patterns, each with an optional `:port`, separated by commas",
         whenUnset: "none", isSecret: false, example: nil,
         apply: { configuration, value in
             let hosts = value.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces).lowercased() }
-            guard !hosts.isEmpty, hosts.allSatisfy({ !$0.isEmpty && !$0.contains("/") && !$0.contains(" ") }) else {
-                return "must be host names separated by commas, such as fcm.googleapis.com,*.push.apple.com"
+            guard !hosts.isEmpty, hosts.allSatisfy(PushEndpointRule.isAllowedHostEntry) else {
+                return "must be host names or *.suffix patterns, each with an optional :port, separated by commas, such as fcm.googleapis.com,*.push.apple.com"
             }
             configuration.pushServiceHosts = hosts
             return nil

@@ -9,14 +9,19 @@ import ServiceLifecycle
 /// Every node runs one; the outbox leases each delivery to one node at a time, so in a cluster each event is
 /// sent by one node (again by another only if that one stops before it is done, when its lease runs out).
 /// One donation's events go one at a time, oldest first; different donations' go in parallel, each attempt on its
-/// own, so a receiver that hangs on one holds up no other. A failed attempt is tried again after an
+/// own, so a receiver that hangs on one holds up no other. A failed webhook is tried again after an
 /// exponential backoff with full jitter, until the delivery is older than the give-up time; then it is kept
-/// as failed for an operator to look at and send again (`/v1/events/failed`, `/v1/events/retry`).
+/// as failed for an operator to look at and send again (`/v1/events/failed`, `/v1/events/retry`). A push goes to each
+/// browser on its own (``PushFanOut``): one browser's failures never hold up or repeat another's pushes.
 struct EventDispatcher: Service {
     let outbox: any EventOutbox
     let webhooks: (any WebhookSending)?
     let pushes: (any PushSending)?
     let node: String
+    /// The browsers waiting for a push to be tried again, each on its own (``PushFanOut``).
+    let pushRetries = PushRetries()
+    /// The waits between one browser's push attempts; each push's window bounds them (``PushFanOut``).
+    var pushRetryWaits = RetrySchedule(baseMilliseconds: 2_000, capMilliseconds: 30_000, giveUpAfterMilliseconds: 0)
     /// When a failed delivery is tried again: a wait drawn below min(1 h, 5 s * 2^(attempt - 1)); given up a day
     /// after its event (`webhook_retry_hours`).
     var retry = RetrySchedule(baseMilliseconds: 5_000, capMilliseconds: 3_600_000, giveUpAfterMilliseconds: 24 * 3_600_000)
@@ -89,13 +94,17 @@ struct EventDispatcher: Service {
     /// - Returns: whether there was any.
     private func startPushes(adding add: AddChildTask, inFlight: InFlight) async -> Bool {
         guard let pushes else { return false }
+        let fanOut = PushFanOut(
+            outbox: outbox, pushes: pushes, retries: pushRetries, schedule: pushRetryWaits, clock: clock, metrics: metrics, logger: logger)
         let claimed = await claim(.push, limit: inFlight.free(.push, of: batch))
         inFlight.started(.push, claimed.count)
         for delivery in claimed {
             add {
-                await push(delivery, with: pushes, now: clock.now())
-                inFlight.ended(.push)
-                doorbell.ring()
+                await withChildTasks { startRetry, _ in
+                    await push(delivery, with: fanOut, retrying: startRetry, now: clock.now())
+                    inFlight.ended(.push)
+                    doorbell.ring()
+                }
             }
         }
         return !claimed.isEmpty
@@ -111,58 +120,43 @@ struct EventDispatcher: Service {
         }
     }
 
-    private func push(_ delivery: ClaimedEvent, with pushes: any PushSending, now: Int64) async {
+    /// Sends a push's first round to every browser of its donation (``PushFanOut``), then marks it done so the
+    /// donation's next push is not held; a browser that did not take it is retried on its own, in a task `startRetry` starts.
+    private func push(_ delivery: ClaimedEvent, with pushes: PushFanOut, retrying startRetry: AddChildTask, now: Int64) async {
         let event = delivery.event
         guard let message = event.push else {
             await settle(delivery, route: .push, verdict: .delivered)
+            return
+        }
+        let window = PushFanOut.retryWindowMilliseconds(message)
+        // A push claimed after its window (the broker was down, the outbox could not be read) says something no longer
+        // true ("4 minutes away"): it is not sent.
+        guard now < event.occurredAt + window else {
+            metrics.attempt(.push, "failed")
+            await markDelivered(delivery, route: .push)
+            await endTracking(event, pushes: pushes)
             return
         }
         let subscriptions: [PushSubscriptionRecord]
         do {
             subscriptions = try await outbox.subscriptions(donation: event.donation, incarnation: event.incarnation)
         } catch {
-            await settle(delivery, route: .push, verdict: .retry("the subscriptions could not be read: \(error)"))
-            return
-        }
-        // The browsers at once: one push then takes one attempt's time however many browsers there are, well inside
-        // the lease, so no other node takes it over and sends it again.
-        let verdicts = await withTaskGroup(of: (PushSubscriptionRecord, AttemptVerdict).self) { group in
-            for subscription in subscriptions {
-                group.addTask { (subscription, await pushes.send(event, message: message, to: subscription, now: now)) }
-            }
-            var verdicts: [(PushSubscriptionRecord, AttemptVerdict)] = []
-            for await verdict in group { verdicts.append(verdict) }
-            return verdicts
-        }
-        var again: String?
-        for (subscription, verdict) in verdicts {
-            switch verdict {
-            case .delivered:
-                metrics.attempt(.push, "sent")
-            case .gone(let why):
-                metrics.attempt(.push, "gone")
-                logger.info("a push subscription is gone; deleted", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
-                try? await outbox.removeSubscription(endpoint: subscription.endpoint)
-            case .drop(let why):
-                metrics.attempt(.push, "failed")
-                logger.warning("a push service refused a push", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
-            case .retry(let why):
-                again = why
-            }
-        }
-        // A push past its TTL says something no longer true ("4 minutes away"): it is not tried again. Another try
-        // reaches the browsers that took it already too, under the same tag, which replaces the shown one.
-        if let again, now < event.occurredAt + Int64(message.ttlSeconds) * 1000 {
             metrics.attempt(.push, "retry")
-            await reschedule(delivery, route: .push, error: again, now: now)
+            await reschedule(delivery, route: .push, error: "the subscriptions could not be read: \(error)", now: now)
             return
         }
-        if again != nil { metrics.attempt(.push, "failed") }
+        let round = await pushes.firstRound(event, message, to: subscriptions, now: now)
         await markDelivered(delivery, route: .push)
-        if event.type == "tracking.ended" {
-            // Nothing is pushed after the end: the donation's subscriptions go with its last push.
-            try? await outbox.removeSubscriptions(donation: event.donation)
+        await endTracking(event, pushes: pushes)
+        for key in round.loops {
+            startRetry { await pushes.retryLoop(key) }
         }
+    }
+
+    /// Nothing is pushed after the end: the donation's subscriptions go with its last push's first round.
+    private func endTracking(_ event: OutboxEvent, pushes: PushFanOut) async {
+        guard event.type == PushFanOut.endType else { return }
+        try? await outbox.removeSubscriptions(donation: event.donation)
     }
 
     private func settle(_ delivery: ClaimedEvent, route: OutboxRoute, verdict: AttemptVerdict) async {

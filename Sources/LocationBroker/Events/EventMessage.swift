@@ -55,13 +55,13 @@ enum EventMessage {
         let words: (title: String, body: String, urgency: String, ttl: Int)
         switch event.kind {
         case .approaching(let destination, let minutes, _) where destination == .home:
-            words = ("Your volunteer is on the way", "About \(minutes) minute\(minutes == 1 ? "" : "s") from your home.", "normal", 600)
+            words = ("Your volunteer is on the way", "About \(minutes) minute\(minutes == 1 ? "" : "s") from your home.", "normal", 300)
         case .arrived(.home):
             words = ("Your volunteer has arrived", "The volunteer is at your home.", "high", 900)
         case .resumed(.institution):
             words = ("Your donation was picked up", "It is on the way to the institution.", "normal", 3_600)
         case .approaching(.institution, let minutes, _):
-            words = ("Nearly there", "Your donation is about \(minutes) minute\(minutes == 1 ? "" : "s") from the institution.", "low", 600)
+            words = ("Nearly there", "Your donation is about \(minutes) minute\(minutes == 1 ? "" : "s") from the institution.", "low", 300)
         case .arrived(.institution):
             words = ("Your donation has arrived", "The volunteer is at the institution.", "normal", 3_600)
         case .ended(.delivered):
@@ -72,15 +72,7 @@ enum EventMessage {
             return nil
         }
         return PushMessage(
-            title: words.title, body: words.body, tag: "donation-\(event.donation)", urgency: words.urgency, ttlSeconds: words.ttl,
-            topic: topic(event.donation))
-    }
-
-    /// One topic per donation, so a push service replaces an undelivered ETA with the next: 32 characters of the
-    /// base64url alphabet (RFC 8030 5.4), from a hash, so the donation id's own characters never matter.
-    static func topic(_ donation: String) -> String {
-        Data(SHA256.hash(data: Data("topic|\(donation)".utf8))).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").prefix(32).description
+            title: words.title, body: words.body, tag: "donation-\(event.donation)", urgency: words.urgency, ttlSeconds: words.ttl)
     }
 
     /// RFC 3339 in UTC with milliseconds.

@@ -27,7 +27,7 @@ enum PushSubscriptionRule {
 
     static func refusal(endpoint: String, allowedHosts: [String]) -> String? {
         guard endpoint.utf8.count <= maximumEndpointBytes else { return "endpoint is longer than \(maximumEndpointBytes) bytes" }
-        return DeliveryURLRule.check(endpoint, allowedHosts: allowedHosts, allowLoopbackHTTP: true).map { "endpoint: \($0) (push_service_hosts)" }
+        return PushEndpointRule.refusal(endpoint, allowedHosts: allowedHosts).map { "endpoint: \($0) (push_service_hosts)" }
     }
 
     static func refusal(p256dh: String, auth: String) -> String? {

@@ -34,7 +34,7 @@ struct EventServices {
         if let subject = configuration.pushSubject {
             let key = try VAPIDKey.createOrLoad(pemFile: configuration.vapidKeyPath)
             publicKey = key.publicKeyBase64URL
-            pushes = PushSender(key: key, subject: subject, poster: poster, allowedHosts: configuration.pushServiceHosts)
+            pushes = PushSender(key: key, topics: PushTopicKey(vapidKey: key), subject: subject, poster: poster, allowedHosts: configuration.pushServiceHosts)
             logger.info("Web Push on", metadata: ["vapid_key_file": "\(configuration.vapidKeyPath)"])
         }
         let doorbell = Doorbell()

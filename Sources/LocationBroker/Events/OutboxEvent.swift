@@ -42,16 +42,14 @@ package struct PushMessage: Sendable, Equatable, Codable {
     /// "very-low", "low", "normal" or "high".
     package var urgency: String
     package var ttlSeconds: Int
-    /// At most 32 characters of the base64url alphabet; one per donation, so the push service keeps only the newest.
-    package var topic: String
 
-    package init(title: String, body: String, tag: String, urgency: String, ttlSeconds: Int, topic: String) {
+    // The push's `Topic` is not kept here: the sender keys it (``PushTopicKey``), so the outbox never holds it.
+    package init(title: String, body: String, tag: String, urgency: String, ttlSeconds: Int) {
         self.title = title
         self.body = body
         self.tag = tag
         self.urgency = urgency
         self.ttlSeconds = ttlSeconds
-        self.topic = topic
     }
 }
 

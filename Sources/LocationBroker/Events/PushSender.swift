@@ -6,6 +6,8 @@ import NIOHTTP1
 /// (RFC 8292), through its push service (RFC 8030).
 struct PushSender: PushSending {
     let key: VAPIDKey
+    /// Keys each donation's `Topic`, so nobody outside can name it.
+    let topics: PushTopicKey
     let subject: String
     let poster: DeliveryPoster
     /// Checked again at each push: an operator who narrows `push_service_hosts` stops pushes to the others.
@@ -47,7 +49,7 @@ struct PushSender: PushSending {
         headers.add(name: "content-type", value: "application/octet-stream")
         headers.add(name: "ttl", value: String(max(0, message.ttlSeconds - Int((now - event.occurredAt) / 1000))))
         headers.add(name: "urgency", value: message.urgency)
-        headers.add(name: "topic", value: message.topic)
+        headers.add(name: "topic", value: topics.topic(donation: event.donation))
         let outcome = await poster.post(body, to: subscription.endpoint, headers: headers)
         switch (DeliveryVerdict.push(outcome), outcome) {
         case (.delivered, _): return .delivered

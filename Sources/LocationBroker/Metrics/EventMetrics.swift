@@ -9,7 +9,8 @@ final class EventMetrics: Sendable {
     /// Events lost before the outbox took them (the store was down until the recorder's list was full).
     let dropped: Counter
     /// Delivery attempts, by route (webhook, push) and outcome: `sent`, `retry` (failed, tried again later),
-    /// `failed` (given up, kept for an operator), `gone` (a push subscription the push service no longer knows).
+    /// `failed` (given up, kept for an operator), `gone` (a push subscription the push service no longer knows),
+    /// `dropped` (a push retry not sent because its donation ended or its browser unsubscribed).
     private let attempts: [String: Counter]
     /// Deliveries waiting, by route, including those waiting for a retry.
     let pending: [OutboxRoute: Gauge]
@@ -26,7 +27,7 @@ final class EventMetrics: Sendable {
         "tracking.started", "tracking.first_position", "tracking.approaching", "tracking.arrived", "tracking.paused", "tracking.resumed",
         "tracking.ended", "tracking.silent", "tracking.back",
     ]
-    static let outcomes = ["sent", "retry", "failed", "gone"]
+    static let outcomes = ["sent", "retry", "failed", "gone", "dropped"]
 
     init(registry: PrometheusCollectorRegistry, describe: (String, String) -> MetricNameDescriptor) {
         var stored: [String: Counter] = [:]
