@@ -132,6 +132,7 @@ let package = Package(
                 "BrokerProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The donor's tracking page (its files, compiled in), its map settings, the Leaflet files and map tiles.
@@ -173,6 +174,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics
