@@ -16,10 +16,11 @@ final class PubNubBridgeTests: XCTestCase {
     private let otherVolunteerID = "vol2@example.org"
     private let donorID = "donor@example.org"
 
-    private struct Answer {
+    private struct Answer: Sendable {
         let status: HTTPResponse.Status
-        let json: [String: Any]
         let text: String
+
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
 
         var messages: [[String: Any]] { json["m"] as? [[String: Any]] ?? [] }
         var timetoken: String? { (json["t"] as? [String: Any])?["t"] as? String }
@@ -28,10 +29,12 @@ final class PubNubBridgeTests: XCTestCase {
     }
 
     private func subscribe(_ live: LiveBroker, _ channels: String, tt: String, token: String) async throws -> Answer {
+        try await Self.subscribe(live, channels, tt: tt, token: token)
+    }
+
+    private static func subscribe(_ live: LiveBroker, _ channels: String, tt: String, token: String) async throws -> Answer {
         let response = try await live.request(.get, "/v2/subscribe/sub-key/\(channels)/0?tt=\(tt)&tr=1&uuid=device&auth=\(token)")
-        let text = String(buffer: response.body ?? ByteBuffer())
-        let json = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-        return Answer(status: response.status, json: json, text: text)
+        return Answer(status: response.status, text: String(buffer: response.body ?? ByteBuffer()))
     }
 
     @discardableResult
@@ -145,13 +148,18 @@ final class PubNubBridgeTests: XCTestCase {
     }
 
     func testAHeldPollIsAnsweredWhenThePositionIsKeptNotAtItsNextLook() async throws {
-        try await withLiveBroker({ $0.pubNubHoldSeconds = 30 }) { live in
+        try await withLiveBroker({
+            $0.pubNubHoldSeconds = 30
+            $0.publishRate = 100
+            $0.publishBurst = 100
+        }) { live in
             try await live.put("d-1", state: .beingTakenTo)
             let donor = try await LiveBroker.token(donorID)
-            var timetoken = try XCTUnwrap(try await subscribe(live, volunteerID, tt: "0", token: donor).timetoken)
+            let handshake = try await subscribe(live, volunteerID, tt: "0", token: donor)
+            var timetoken = try XCTUnwrap(handshake.timetoken)
             var delays: [Duration] = []
             for index in 0..<7 {
-                let held = Task { [timetoken] in try await subscribe(live, volunteerID, tt: timetoken, token: donor) }
+                let held = Task { [timetoken, volunteerID] in try await Self.subscribe(live, volunteerID, tt: timetoken, token: donor) }
                 // The poll is parked before the position is kept.
                 try await Task.sleep(for: .milliseconds(300))
                 let published = ContinuousClock.now
@@ -175,7 +183,8 @@ final class PubNubBridgeTests: XCTestCase {
         }) { live in
             try await live.put("d-1", state: .beingTakenTo)
             let donor = try await LiveBroker.token(donorID)
-            let timetoken = try XCTUnwrap(try await subscribe(live, volunteerID, tt: "0", token: donor).timetoken)
+            let handshake = try await subscribe(live, volunteerID, tt: "0", token: donor)
+            let timetoken = try XCTUnwrap(handshake.timetoken)
             let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=\(timetoken)&auth=\(donor)"
             // An app sent to the background: its poll is held, then its socket closes.
             let abandoned = try await RawSocket.connect(port: live.port)
@@ -184,7 +193,7 @@ final class PubNubBridgeTests: XCTestCase {
             abandoned.shutdownOutput()
             try await Task.sleep(for: .milliseconds(300))
             // Back in the foreground: its one slot is free, so the new poll is held and gets the next position.
-            let next = Task { try await subscribe(live, volunteerID, tt: timetoken, token: donor) }
+            let next = Task { [volunteerID] in try await Self.subscribe(live, volunteerID, tt: timetoken, token: donor) }
             try await Task.sleep(for: .milliseconds(300))
             try await publish(live, as: volunteerID, lat: -34.64)
             let answer = try await next.value
@@ -205,11 +214,12 @@ final class PubNubClusterTests: XCTestCase {
         let b = try await startNode("b", store: store)
         try await ClusterFixture.put("d-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingTakenTo)
         let donor = try await LiveBroker.token(donorID)
-        func subscribe(tt: String) async throws -> (status: HTTPResponse.Status, json: [String: Any], text: String) {
+        let volunteerID = self.volunteerID
+        @Sendable func subscribe(tt: String) async throws -> (status: HTTPResponse.Status, text: String) {
             let response = try await LiveBroker.request(port: b.port, .get, "/v2/subscribe/sub-key/\(volunteerID)/0?tt=\(tt)&auth=\(donor)")
-            let text = String(buffer: response.body ?? ByteBuffer())
-            return (response.status, (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:], text)
+            return (response.status, String(buffer: response.body ?? ByteBuffer()))
         }
+        func json(_ text: String) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
         // Node b hears of the donation through the bus, shortly.
         var handshake = try await subscribe(tt: "0")
         let deadline = ContinuousClock.now + .seconds(10)
@@ -218,7 +228,7 @@ final class PubNubClusterTests: XCTestCase {
             handshake = try await subscribe(tt: "0")
         }
         XCTAssertEqual(handshake.status, .ok, handshake.text)
-        let timetoken = try XCTUnwrap((handshake.json["t"] as? [String: Any])?["t"] as? String, handshake.text)
+        let timetoken = try XCTUnwrap((json(handshake.text)["t"] as? [String: Any])?["t"] as? String, handshake.text)
 
         let held = Task { try await subscribe(tt: timetoken) }
         try await Task.sleep(for: .milliseconds(1_000))
@@ -228,7 +238,7 @@ final class PubNubClusterTests: XCTestCase {
         XCTAssertEqual(sent.status, .ok, String(buffer: sent.body ?? ByteBuffer()))
         let answer = try await held.value
         XCTAssertEqual(answer.status, .ok, answer.text)
-        let messages = answer.json["m"] as? [[String: Any]] ?? []
+        let messages = json(answer.text)["m"] as? [[String: Any]] ?? []
         XCTAssertEqual(messages.compactMap { ($0["d"] as? [String: Any])?["lat"] as? Double }, [-34.65], answer.text)
     }
 }
