@@ -141,6 +141,7 @@ let package = Package(
                 "BrokerProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The donor's tracking page (its files, compiled in), its map settings, the Leaflet files and map tiles.

@@ -132,7 +132,7 @@ struct Broker: Sendable {
                 identityExhausted: { identityRefusals.isExhausted($0) }, chargeIdentity: { _ = identityRefusals.charge($0) },
                 secondsPerRefusal: identityRefusals.secondsPerRefusal),
             countRefusal: { metrics.reject($0) }, isDraining: isDraining, hold: .seconds(configuration.pubNubHoldSeconds),
-            maxBodyBytes: configuration.maxBodyBytes, clustered: configuration.store != nil
+            maxBodyBytes: configuration.maxBodyBytes
         ).register(on: router)
         PushRoutes(
             publicKey: events.vapidPublicKey, watchLinks: watchLinks, outbox: events.vapidPublicKey == nil ? nil : eventOutbox,

@@ -53,21 +53,39 @@ enum PubNubAnswers {
         return json(Data(#"{"status":200,"message":"OK"\#(action),"service":"Presence"}"#.utf8))
     }
 
-    /// A subscribe's answer: the next timetoken and the messages (already encoded `d` payloads) after it.
-    static func subscribe(timetoken: Int64, channel: String, subscribeKey: String, messages: [(seq: Int64, payload: Data)]) -> Response {
-        var body = Data(#"{"t":{"t":"\#(timetoken)","r":0},"m":["#.utf8)
-        let channelJSON = (try? WireJSON.encode(channel)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
-        let keyJSON = (try? WireJSON.encode(subscribeKey)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+    /// The region every timetoken of this broker names. PubNub's service always answers one (its data centre)
+    /// and the SDKs send it back as `tr`; a broker has one region, the same in the answer's `t` and every
+    /// message's `p`.
+    static let region = 1
+
+    /// One message of a subscribe answer: its channel, its seq (the message's own timetoken) and its encoded `d`.
+    struct Message {
+        var channel: String
+        var seq: Int64
+        var payload: Data
+    }
+
+    /// A subscribe's answer: the next timetoken and the messages (already encoded `d` payloads) after it, in
+    /// PubNub's envelope. A plain message carries no `e` (PubNub's type 0 is the field left out: SDKs route a
+    /// message with another `e` to other listeners).
+    static func subscribe(timetoken: Int64, subscribeKey: String, messages: [Message]) -> Response {
+        var body = Data(#"{"t":{"t":"\#(timetoken)","r":\#(region)},"m":["#.utf8)
+        let keyJSON = quoted(subscribeKey)
         for (index, message) in messages.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
+            let channelJSON = quoted(message.channel)
             body.append(
                 contentsOf: Data(
-                    #"{"a":"0","f":0,"e":0,"i":\#(channelJSON),"p":{"t":"\#(message.seq)","r":0},"k":\#(keyJSON),"c":\#(channelJSON),"b":\#(channelJSON),"d":"#
+                    #"{"a":"0","f":0,"i":\#(channelJSON),"p":{"t":"\#(message.seq)","r":\#(region)},"k":\#(keyJSON),"c":\#(channelJSON),"b":\#(channelJSON),"d":"#
                         .utf8))
             body.append(message.payload)
             body.append(UInt8(ascii: "}"))
         }
         body.append(contentsOf: Data("]}".utf8))
         return json(body)
+    }
+
+    private static func quoted(_ text: String) -> String {
+        (try? WireJSON.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 }

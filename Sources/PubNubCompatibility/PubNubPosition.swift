@@ -5,9 +5,12 @@ import Foundation
 /// subscriber receives, in the shape its volunteer publishes in.
 ///
 /// Accepted: a JSON object with the coordinates as `lat`/`lng`, `lat`/`lon` or `latitude`/`longitude`
-/// (degrees); optionally when the fix was taken as `timestamp`, `ts` or `time` (a number below 10^11 is seconds
-/// since the Unix epoch, anything larger milliseconds; absent, the broker's clock at receipt), `accuracy`
-/// (metres), `speed` (m/s) and `heading` (degrees). Every other field is ignored and never reaches a subscriber.
+/// (degrees), when the fix was taken as `timestamp`, `ts` or `time` (a number below 10^11 is seconds since the
+/// Unix epoch, anything larger milliseconds), and optionally `accuracy` (metres), `speed` (m/s) and `heading`
+/// (degrees). Every other field is ignored and never reaches a subscriber.
+///
+/// The time is required, as on the WebSocket: a fix stamped when it arrived would pass the window and age rules
+/// whenever it was taken, so one queued on the phone before a donation's window opened would reach its donor.
 package enum PubNubPosition {
     /// A time below this is seconds since the epoch (10^11 s is the year 5138; 10^11 ms is 1973).
     static let secondsBelow: Double = 1e11
@@ -36,7 +39,7 @@ package enum PubNubPosition {
     }
 
     /// Reads `data` as a position and checks it as a WebSocket publish is checked (`Position.validationError`).
-    /// - Parameter now: the broker's clock, milliseconds since the Unix epoch; the fix's time when none is given.
+    /// - Parameter now: the broker's clock, milliseconds since the Unix epoch.
     package static func read(_ data: Data, now: Int64) -> Result<(position: Position, shape: PubNubShape), BrokerError> {
         let message: Message
         do {
@@ -54,28 +57,27 @@ package enum PubNubPosition {
         switch (
             one([("lat", message.lat), ("latitude", message.latitude)], required: true),
             one([("lng", message.lng), ("lon", message.lon), ("longitude", message.longitude)], required: true),
-            one([("timestamp", message.timestamp), ("ts", message.ts), ("time", message.time)], required: false)
+            one([("timestamp", message.timestamp), ("ts", message.ts), ("time", message.time)], required: true)
         ) {
         case (.failure(let error), _, _), (_, .failure(let error), _), (_, _, .failure(let error)):
             return .failure(error)
         case (.success(let la), .success(let lo), .success(let t)):
             (lat, lon, time) = (la, lo, t)
         }
-        guard let lat, let lon else { return .failure(BrokerError(.invalidPosition, "a position needs a latitude and a longitude")) }
-        var timestamp = now
-        if let time {
-            let milliseconds = (time.value < secondsBelow ? time.value * 1000 : time.value).rounded()
-            guard milliseconds.isFinite, milliseconds > 0, milliseconds < 9e15 else {
-                return .failure(BrokerError(.invalidPosition, "the time must be seconds or milliseconds since the Unix epoch"))
-            }
-            timestamp = Int64(milliseconds)
+        guard let lat, let lon, let time else {
+            return .failure(BrokerError(.invalidPosition, "a position needs a latitude, a longitude and a time"))
         }
+        let milliseconds = (time.value < secondsBelow ? time.value * 1000 : time.value).rounded()
+        guard milliseconds.isFinite, milliseconds > 0, milliseconds < 9e15 else {
+            return .failure(BrokerError(.invalidPosition, "the time must be seconds or milliseconds since the Unix epoch"))
+        }
+        let timestamp = Int64(milliseconds)
         let position = Position(
             lat: lat.value, lon: lon.value, accuracy: message.accuracy, speed: message.speed, heading: message.heading, timestamp: timestamp)
         // The very checks of a WebSocket publish: ranges, the clock's skew.
         if let error = position.validationError(now: now) { return .failure(error) }
         let shape = PubNubShape(
-            latitude: lat.name, longitude: lon.name, time: time?.name, timeInSeconds: time.map { $0.value < secondsBelow } ?? false)
+            latitude: lat.name, longitude: lon.name, time: time.name, timeInSeconds: time.value < secondsBelow)
         return .success((position, shape))
     }
 

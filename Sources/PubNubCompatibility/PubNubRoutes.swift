@@ -14,9 +14,12 @@ import NIOCore
 ///
 /// The rules are the WebSocket's, by the same code: a publish goes through `Position.validationError` and
 /// `Hub.publish(as:)` on the token's own channel; a subscribe reads `Hub.positions(on:after:for:)`, the gate of a
-/// WebSocket `subscribe` by channel over the history `since` reads. The identity is always the token's; the
-/// SDK's `uuid` plays no part. A timetoken is a channel's seq: a subscribe after timetoken T answers the
-/// positions with a seq above T, and the seq of the last one as the next timetoken.
+/// WebSocket `subscribe` by channel over the history `since` reads, for each of its channels on its own. A held
+/// subscribe is parked in the hub as a subscriber (``PollWaker``) and woken when a position is kept, on this node
+/// or, in a cluster, on another. The identity is always the token's; the SDK's `uuid` plays no part. A
+/// one-channel timetoken is the channel's seq: a subscribe after timetoken T answers the positions with a seq
+/// above T, and the seq of the last one as the next timetoken; several channels' timetoken is a
+/// ``PubNubCursors`` entry.
 package struct PubNubRoutes: Sendable {
     let verifier: TokenVerifier
     let hub: Hub
@@ -27,13 +30,11 @@ package struct PubNubRoutes: Sendable {
     let budgets: PubNubRefusalBudgets
     let countRefusal: @Sendable (ErrorCode) -> Void
     let isDraining: @Sendable () -> Bool
+    /// Where the subscribes of several channels stand.
+    let cursors = PubNubCursors()
     /// How long a subscribe is held when there is nothing to answer.
     let hold: Duration
-    /// How often a held subscribe looks again at the channel (and at its donor's donation and token).
-    let pollInterval: Duration
     let maxBodyBytes: Int
-    /// Set on a cluster node, where a channel's history holds other nodes' positions only for WebSocket subscribers.
-    let clustered: Bool
 
     /// The most messages one subscribe answer carries; the rest come with the next poll.
     static let maxMessagesPerAnswer = 100
@@ -41,7 +42,7 @@ package struct PubNubRoutes: Sendable {
     package init(
         verifier: TokenVerifier, hub: Hub, clock: WallClock, slots: LongPollSlots, budgets: PubNubRefusalBudgets,
         countRefusal: @escaping @Sendable (ErrorCode) -> Void, isDraining: @escaping @Sendable () -> Bool, hold: Duration,
-        pollInterval: Duration = .milliseconds(200), maxBodyBytes: Int, clustered: Bool
+        maxBodyBytes: Int
     ) {
         self.verifier = verifier
         self.hub = hub
@@ -51,9 +52,7 @@ package struct PubNubRoutes: Sendable {
         self.countRefusal = countRefusal
         self.isDraining = isDraining
         self.hold = hold
-        self.pollInterval = pollInterval
         self.maxBodyBytes = maxBodyBytes
-        self.clustered = clustered
     }
 
     package func register(on router: Router<BrokerRequestContext>) {
@@ -181,6 +180,9 @@ package struct PubNubRoutes: Sendable {
 
     // MARK: Subscribe
 
+    /// The presence channel PubNub's SDKs add for each channel with `withPresence`.
+    static let presenceSuffix = "-pnpres"
+
     private func subscribe(_ request: Request, _ context: BrokerRequestContext) async -> Response {
         let verified: VerifiedIdentity
         switch identity(of: request, context) {
@@ -188,22 +190,19 @@ package struct PubNubRoutes: Sendable {
         case .verified(let found): verified = found
         }
         let identity = verified.identity
-        let names = Self.channels(context.parameters.get("channels"))
         let query = request.uri.queryParameters
         if query.get("channel-group") != nil {
-            return refuse(.badRequest, .init(.badRequest, "channel groups are not supported; subscribe to the volunteer's channel"))
+            return refuse(.badRequest, .init(.badRequest, "channel groups are not supported; subscribe to the volunteers' channels"))
         }
-        guard names.count == 1, let channel = names.first else {
-            return refuse(
-                .badRequest,
-                .init(.badRequest, "subscribe to exactly one channel per request: a timetoken is one channel's position; use one subscription per volunteer"))
+        // Presence channels are answered with nothing (who is online is not offered over these endpoints), so an
+        // app that asks for presence still receives its positions.
+        var names: [String] = []
+        for name in Self.channels(context.parameters.get("channels")) where !name.hasSuffix(Self.presenceSuffix) && !names.contains(name) {
+            names.append(name)
         }
-        if channel.hasSuffix("-pnpres") {
-            return refuse(.badRequest, .init(.badRequest, "presence channels are not supported; online state is not offered over the PubNub endpoints"))
-        }
-        if clustered {
-            return refuse(
-                .notImplemented, .init(.unavailable, "PubNub subscribe is not available on a cluster node; use the WebSocket at /v1/ws"))
+        let most = hub.settings.maxSubscriptionsPerConnection
+        guard names.count <= most else {
+            return refuse(.badRequest, .init(.limitReached, "a subscribe may name at most \(most) channels"))
         }
         let subscribeKey = context.parameters.get("subKey")?.removingPercentEncoding ?? ""
         let timetoken: Int64
@@ -215,58 +214,122 @@ package struct PubNubRoutes: Sendable {
             }
             timetoken = value
         }
-        if timetoken == 0 {
-            // The handshake: where the caller stands now, without the positions up to there.
-            switch hub.positions(on: channel, after: .max, for: identity) {
-            case .failure(let error): return refuseCharged(identity, .forbidden, error, channels: [channel])
+        // Each channel gated on its own; one refused refuses the subscribe and is named, as Access Manager does.
+        var latest: [String: Int64] = [:]
+        var refused: [String] = []
+        var refusal: BrokerError?
+        for name in names {
+            switch hub.positions(on: name, after: .max, for: identity) {
+            case .failure(let error):
+                refused.append(name)
+                refusal = refusal ?? error
             case .success(let polled):
                 // Never 0, which would make the SDK shake hands again: 1 stands before every seq.
-                return PubNubAnswers.subscribe(timetoken: polled.latestVisibleSeq ?? 1, channel: channel, subscribeKey: subscribeKey, messages: [])
+                latest[name] = polled.latestVisibleSeq ?? 1
             }
         }
+        if let refusal { return refuseCharged(identity, .forbidden, refusal, channels: refused) }
+        let handshake = { PubNubAnswers.subscribe(timetoken: self.timetoken(latest, for: identity), subscribeKey: subscribeKey, messages: []) }
+        guard timetoken != 0, let known = start(of: timetoken, on: names, for: identity) else { return handshake() }
+        // Where the caller stands on each channel; a channel it did not stand on yet starts from now.
+        var after = latest
+        for (name, seq) in known {
+            guard let newest = latest[name] else { continue }
+            // Not a seq of a position the caller may see now (one from PubNub itself or `/time/0`, another
+            // channel's, one whose positions a pause purged): from now, at once, from what the caller may see
+            // only, so that it reveals nothing of the channel's other seqs.
+            if seq == 1 || seq <= newest { after[name] = seq }
+        }
+        if names.count == 1 && after != known { return handshake() }
         guard slots.take(identity) else {
             return refuse(
                 .tooManyRequests,
                 .init(.limitReached, "at most \(slots.perIdentity) subscribe requests of one identity are held at once (\(slots.total) in all); retry shortly"))
         }
         defer { slots.release(identity) }
-        return await longPoll(channel: channel, after: timetoken, identity: verified, subscribeKey: subscribeKey)
+        return await longPoll(names: names, after: after, timetoken: timetoken, identity: verified, subscribeKey: subscribeKey, context: context)
     }
 
-    /// Answers the positions after `timetoken` as soon as there are some; holds the request until then, or until
-    /// ``hold`` has passed (empty, the same timetoken), the token expires or the donation stops allowing it (403),
-    /// or the broker drains (empty). A timetoken above every position the caller may see (other than `1`) is
-    /// answered at once as a handshake.
-    private func longPoll(channel: String, after timetoken: Int64, identity verified: VerifiedIdentity, subscribeKey: String) async -> Response {
-        let deadline = ContinuousClock.now.advanced(by: hold)
+    /// Where a timetoken says the caller stood: a channel's seq for a one-channel subscribe, a kept entry
+    /// (``PubNubCursors``) for several; `nil` when it names nothing known.
+    private func start(of timetoken: Int64, on names: [String], for identity: String) -> [String: Int64]? {
+        if names.isEmpty { return [:] }
+        if timetoken >= PubNubCursors.floor { return cursors.seqs(of: timetoken, for: identity) }
+        guard names.count == 1, let name = names.first else { return nil }
+        return [name: timetoken]
+    }
+
+    /// The timetoken that names where the caller stands.
+    private func timetoken(_ seqs: [String: Int64], for identity: String) -> Int64 {
+        if seqs.count == 1, let seq = seqs.values.first { return seq }
+        // No channel (only presence channels were asked for): nothing to stand on.
+        if seqs.isEmpty { return 1 }
+        return cursors.keep(seqs, for: identity)
+    }
+
+    /// Whether a token has expired, by the one rule of the broker: its `exp` plus ``TokenLeeway``, the same for a
+    /// new request (``TokenVerifier``), a held poll and a WebSocket.
+    private func hasExpired(_ verified: VerifiedIdentity) -> Bool {
+        clock.now() / 1000 >= verified.expiresAt + TokenLeeway.seconds
+    }
+
+    /// The refusal of a token that expired while its poll was held: the one a new request with it gets, without
+    /// channels (the token is at fault, not what it asks for), so that an app renews its token and resubscribes.
+    static let expiredToken = BrokerError(.unauthorized, "the token has expired")
+
+    /// Answers the positions after `after` as soon as there are some. Until then the request is parked in the hub,
+    /// which wakes it when a position of one of its channels is kept, or a donation or the connection changes; it
+    /// is answered empty when ``hold`` has passed, the client goes, or the broker drains, and refused when the
+    /// token expires (``hasExpired(_:)``) or a donation stops allowing it (403, the channel named).
+    private func longPoll(
+        names: [String], after start: [String: Int64], timetoken: Int64, identity verified: VerifiedIdentity, subscribeKey: String,
+        context: BrokerRequestContext
+    ) async -> Response {
+        let waker = PollWaker()
+        let poll = hub.park(verified, sink: waker, logger: context.logger)
+        defer { hub.unpark(poll) }
+        for name in names {
+            if let refusal = hub.subscribe(poll, .init(target: .channel(name))) {
+                return refuseCharged(verified.identity, .forbidden, refusal, channels: [name])
+            }
+        }
+        let peer = await PeerClosure.of(context.channel)
+        peer?.whenGone { waker.wake() }
+        defer { peer?.clear() }
+        // One timer per poll, for the end of its hold or its token, whichever comes first.
+        let untilExpiry = Duration.milliseconds((verified.expiresAt + TokenLeeway.seconds) * 1000 - clock.now())
+        let deadline = ContinuousClock.now.advanced(by: min(hold, max(.zero, untilExpiry)))
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            waker.wake()
+        }
+        defer { timer.cancel() }
+        let unchanged = names.count == 1 ? timetoken : nil
         while true {
-            if clock.now() / 1000 >= verified.expiresAt {
-                return refuse(.forbidden, .init(.unauthorized, "your token has expired; get a new one"), channels: [channel])
+            if hasExpired(verified) { return refuse(.forbidden, Self.expiredToken) }
+            var messages: [PubNubAnswers.Message] = []
+            var next = start
+            for name in names {
+                switch hub.positions(on: name, after: start[name] ?? .max, for: verified.identity) {
+                case .failure(let error):
+                    return refuseCharged(verified.identity, .forbidden, error, channels: [name])
+                case .success(let polled):
+                    let room = Self.maxMessagesPerAnswer - messages.count
+                    guard room > 0, !polled.positions.isEmpty else { continue }
+                    let answered = polled.positions.prefix(room)
+                    let shape = shapes.shape(of: name)
+                    messages += answered.map { .init(channel: name, seq: $0.seq, payload: PubNubPosition.message($0.position, shape: shape)) }
+                    next[name] = answered.last?.seq ?? next[name]
+                }
             }
-            switch hub.positions(on: channel, after: timetoken, for: verified.identity) {
-            case .failure(let error):
-                return refuseCharged(verified.identity, .forbidden, error, channels: [channel])
-            case .success(let polled) where !polled.positions.isEmpty:
-                let answered = polled.positions.prefix(Self.maxMessagesPerAnswer)
-                let shape = shapes.shape(of: channel)
+            if !messages.isEmpty {
+                return PubNubAnswers.subscribe(timetoken: self.timetoken(next, for: verified.identity), subscribeKey: subscribeKey, messages: messages)
+            }
+            if ContinuousClock.now >= deadline || peer?.isGone == true || isDraining() || waker.isClosing || Task.isCancelled {
                 return PubNubAnswers.subscribe(
-                    timetoken: answered.last?.seq ?? timetoken, channel: channel, subscribeKey: subscribeKey,
-                    messages: answered.map { (seq: $0.seq, payload: PubNubPosition.message($0.position, shape: shape)) })
-            case .success(let polled) where timetoken != 1 && timetoken > (polled.latestVisibleSeq ?? 0):
-                // Not a timetoken of a position the caller may see now: one from PubNub itself or `/time/0`, another
-                // channel's, or one whose positions a pause purged. Answered as a handshake, at once, from what the
-                // caller may see only (so it reveals nothing of the channel's other seqs); waiting for the channel's
-                // seqs to pass it could take forever.
-                return PubNubAnswers.subscribe(
-                    timetoken: polled.latestVisibleSeq ?? 1, channel: channel, subscribeKey: subscribeKey, messages: [])
-            case .success:
-                break
+                    timetoken: unchanged ?? self.timetoken(start, for: verified.identity), subscribeKey: subscribeKey, messages: [])
             }
-            let now = ContinuousClock.now
-            if now >= deadline || isDraining() || Task.isCancelled {
-                return PubNubAnswers.subscribe(timetoken: timetoken, channel: channel, subscribeKey: subscribeKey, messages: [])
-            }
-            try? await Task.sleep(until: min(deadline, now.advanced(by: pollInterval)), clock: .continuous)
+            await waker.wait()
         }
     }
 

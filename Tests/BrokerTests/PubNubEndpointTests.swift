@@ -121,7 +121,7 @@ final class PubNubEndpointTests: XCTestCase {
             let donor = try await LiveBroker.token(donorID)
             assertAccessDenied(try await publish(live, channel: volunteerID, #"{"lat":1,"lng":2}"#, token: donor), channel: volunteerID)
             let volunteer = try await LiveBroker.token(volunteerID)
-            let outOfRange = try await publish(live, channel: volunteerID, #"{"lat":91,"lng":2}"#, token: volunteer)
+            let outOfRange = try await publish(live, channel: volunteerID, #"{"lat":91,"lng":2,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
             XCTAssertEqual(outOfRange.status, .badRequest, outOfRange.text)
             XCTAssertEqual((outOfRange.json as? [String: Any])?["code"] as? String, "invalid-position")
             let twoSpellings = try await publish(live, channel: volunteerID, #"{"lat":1,"latitude":1,"lng":2}"#, token: volunteer)
@@ -139,7 +139,7 @@ final class PubNubEndpointTests: XCTestCase {
         try await withLiveBroker({ $0.pubNubHoldSeconds = 1 }) { live in
             try await live.put("d-early", donor: "early@example.org", state: .beingLookedFor)
             let volunteer = try await LiveBroker.token(volunteerID)
-            let before = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38}"#, token: volunteer)
+            let before = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
             XCTAssertEqual(before.headers["x-location-broker-tracking"], "true", before.text)
             try await Task.sleep(for: .milliseconds(2_100))  // past window_tolerance_ms (2 s)
             try await live.put("d-1", state: .beingLookedFor)
@@ -155,7 +155,7 @@ final class PubNubEndpointTests: XCTestCase {
         try await withLiveBroker({ $0.pubNubHoldSeconds = 30 }) { live in
             try await live.put("d-1", state: .beingLookedFor)
             let volunteer = try await LiveBroker.token(volunteerID)
-            let kept = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38}"#, token: volunteer)
+            let kept = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
             let keptTimetoken = try XCTUnwrap((kept.json as? [Any])?[2] as? String)
             let donor = try await LiveBroker.token(donorID)
             let time = try await get(live, "/time/0")
@@ -170,7 +170,7 @@ final class PubNubEndpointTests: XCTestCase {
             let path = "/v2/subscribe/sub-key/\(volunteerID)/0?tt=\(restarted.tt)&auth=\(donor)"
             let next = Task { try await live.request(.get, path) }
             try await Task.sleep(for: .milliseconds(300))
-            _ = try await publish(live, channel: volunteerID, #"{"lat":-34.51,"lng":-58.38}"#, token: volunteer)
+            _ = try await publish(live, channel: volunteerID, #"{"lat":-34.51,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
             let answer = try await next.value
             XCTAssertTrue(String(buffer: answer.body ?? ByteBuffer()).contains("-34.51"), String(buffer: answer.body ?? ByteBuffer()))
         }
@@ -199,7 +199,7 @@ final class PubNubEndpointTests: XCTestCase {
             try await live.put("d-1", state: .beingLookedFor)
             try await live.put("d-1", state: .pickedByVolunteer)
             let volunteer = try await LiveBroker.token(volunteerID)
-            let sent = try await publish(live, channel: volunteerID, #"{"lat":-34.6,"lng":-58.38}"#, token: volunteer)
+            let sent = try await publish(live, channel: volunteerID, #"{"lat":-34.6,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
             XCTAssertEqual(sent.status, .ok, sent.text)
             let donor = try await LiveBroker.token(donorID)
             let handshake = try parsed(try await subscribe(live, channel: volunteerID, tt: "0", token: donor))

@@ -29,9 +29,12 @@ final class PubNubPositionTests: XCTestCase {
         XCTAssertEqual(lonSeconds.shape, PubNubShape(latitude: "lat", longitude: "lon", time: "ts", timeInSeconds: true))
         let long = try read(#"{"latitude":52.5,"longitude":13.4,"time":1763757590}"#).get()
         XCTAssertEqual(long.shape, PubNubShape(latitude: "latitude", longitude: "longitude", time: "time", timeInSeconds: true))
-        let untimed = try read(#"{"lat":52.5,"lng":13.4,"note":"ignored"}"#).get()
-        XCTAssertEqual(untimed.position.timestamp, now, "no time: the broker's clock")
-        XCTAssertNil(untimed.shape.time)
+        // A fix without its time would be stamped on arrival, and pass the window and age rules however late it
+        // was sent: refused, as a WebSocket publish without a timestamp is.
+        guard case .failure(let untimed) = read(#"{"lat":52.5,"lng":13.4,"note":"ignored"}"#) else {
+            return XCTFail("a fix without a time was accepted")
+        }
+        XCTAssertEqual(untimed.code, .invalidPosition)
     }
 
     func testWhatIsNotAPositionIsRefusedNamingTheField() {
@@ -39,9 +42,9 @@ final class PubNubPositionTests: XCTestCase {
         XCTAssertEqual(refusal(#"{"lat":1,"latitude":1,"lng":2}"#)?.message, "give only one of lat, latitude")
         XCTAssertEqual(refusal(#"{"lat":"52.5","lng":13.4}"#)?.message, "lat must be a number")
         XCTAssertEqual(refusal(#"{"lat":true,"lng":13.4}"#)?.code, .invalidPosition, "a boolean is not a number")
-        XCTAssertEqual(refusal(#"{"lat":91,"lng":13.4}"#)?.code, .invalidPosition)
-        XCTAssertEqual(refusal(#"{"lat":1,"lng":181}"#)?.code, .invalidPosition)
-        XCTAssertEqual(refusal(#"{"lat":1,"lng":2,"heading":360}"#)?.code, .invalidPosition)
+        XCTAssertEqual(refusal(#"{"lat":91,"lng":13.4,"timestamp":\#(now)}"#)?.code, .invalidPosition)
+        XCTAssertEqual(refusal(#"{"lat":1,"lng":181,"timestamp":\#(now)}"#)?.code, .invalidPosition)
+        XCTAssertEqual(refusal(#"{"lat":1,"lng":2,"heading":360,"timestamp":\#(now)}"#)?.code, .invalidPosition)
         XCTAssertEqual(refusal(#"{"lat":1,"lng":2,"ts":-5}"#)?.code, .invalidPosition)
         XCTAssertEqual(refusal(#"{"lat":1,"lng":2,"timestamp":\#(now + 3_600_000)}"#)?.code, .invalidPosition, "an hour ahead")
         XCTAssertEqual(refusal(#"[52.5,13.4]"#)?.code, .invalidPosition)

@@ -12,10 +12,10 @@ import Logging
 package final class Hub: Sendable {
     package let settings: HubSettings
     package let channels: ChannelRegistry
-    private let connections: ConnectionRegistry
+    let connections: ConnectionRegistry
     private let gates: DonationGates
     private let delivery: Delivery
-    private let subscriptions: Subscriptions
+    let subscriptions: Subscriptions
     private let publisher: Publisher
     private let presence: Presence
     private let receiver: ClusterReceiver

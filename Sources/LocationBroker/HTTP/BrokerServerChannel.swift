@@ -1,3 +1,4 @@
+import BrokerHTTP
 import BrokerProtocol
 import BrokerWebSocket
 import HTTPTypes
@@ -116,6 +117,8 @@ package struct BrokerServerChannel: ServerChildChannel, HTTPChannelHandler {
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: false, withServerUpgrade: nil, withErrorHandling: true, withOutboundHeaderValidation: false)
         try pipeline.addHandler(ParserErrorCloser())
+        // Before the HTTP handlers, which hold the end of input back until the request in flight is answered.
+        try pipeline.addHandler(PeerClosure(), position: .first)
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try pipeline.addHandler(RequestDeadlineHandler(deadlines: webSocket.requestDeadlines))
         try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))

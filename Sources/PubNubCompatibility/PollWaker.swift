@@ -1,0 +1,69 @@
+import BrokerCore
+import NIOConcurrencyHelpers
+
+/// A held poll's sink in the hub: it keeps no frame (the answer is read from the channel's history, which holds
+/// every position the caller may see) and only wakes the poll, at once, whenever the hub writes to it: a
+/// position kept, a donation that changed, a close asked for (shutdown, an expired token). Its other wakers are
+/// the hold's deadline and the client's socket closing.
+///
+/// A wake that comes while nobody waits is remembered, so the poll never sleeps past news.
+package final class PollWaker: FrameSink {
+    private struct State {
+        var woken = false
+        var closing = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    package init() {}
+
+    /// Wakes the poll (or the next ``wait()``).
+    package func wake() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            state.woken = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the first wake since the previous return (at once if one came meanwhile).
+    package func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLockedValue { state -> Bool in
+                if state.woken {
+                    state.woken = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        state.withLockedValue { $0.woken = false }
+    }
+
+    // MARK: FrameSink
+
+    package func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
+        if isClosing { return .closed }
+        wake()
+        return .queued
+    }
+
+    package func discardQueued(conflationKey: String) { wake() }
+
+    package func close(code: UInt16, reason: String, discardPending: Bool) {
+        state.withLockedValue { $0.closing = true }
+        wake()
+    }
+
+    package func abort() { close(code: 0, reason: "", discardPending: true) }
+
+    package func finish() { close(code: 0, reason: "", discardPending: true) }
+
+    package var isClosing: Bool { state.withLockedValue { $0.closing } }
+
+    package var queuedBytes: Int { 0 }
+}
