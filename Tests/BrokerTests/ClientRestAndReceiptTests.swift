@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import BrokerClient
+@testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker
 
@@ -74,7 +75,7 @@ final class ClientRestAndReceiptTests: XCTestCase {
             let bad = Position(lat: 91, lon: -58.4, timestamp: now + 1)
             let refused = try await withDeadline("the outcome of a fix the broker refuses") { await publisher.publish(bad).outcome }
             guard case .refused(let code, _)? = refused?.result else { return XCTFail("not refused: \(String(describing: refused))") }
-            XCTAssertEqual(code, .invalidPosition)
+            XCTAssertEqual(code, ErrorCode.invalidPosition)
 
             let older = await publisher.publish(position(metresFromHome: 800, timestamp: now - 1_000))
             XCTAssertEqual(older.settled?.result, .superseded, "not newer than a fix handed over before: settled at once")
