@@ -278,6 +278,8 @@ let package = Package(
         .testTarget(name: "TrackingRulesTests", dependencies: ["TrackingRules", "BrokerProtocol"]),
         // The client library's rules without sockets: the reconnect state machine, the watcher's and the publisher's logic.
         .testTarget(name: "ClientTests", dependencies: ["BrokerClient", "BrokerProtocol", "TrackingRules", "DeterministicRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // What an app sees: BrokerClient alone (its re-exports), and the SwiftUI example of CLIENTS.md compiled against it.
+        .testTarget(name: "ClientImportTests", dependencies: ["BrokerClient"]),
         // Signatures, VAPID, Web Push encryption by the RFCs' vectors, the retry schedule, and the poster against a
         // live server on port 0.
         .testTarget(

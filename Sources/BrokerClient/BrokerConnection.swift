@@ -142,6 +142,17 @@ public final class BrokerConnection: Sendable {
         await events.next(timeout: timeout)
     }
 
+    /// The next event, or `nil` when nothing came by `deadline` (`nil`: no deadline), the connection is over and
+    /// drained, or ``interruptWait()`` was called: how the clients' loops wait, with no timer while nothing is due.
+    func nextEvent(until deadline: ContinuousClock.Instant?) async -> BrokerEvent? {
+        await events.next(until: deadline.map { NIODeadline.now() + .nanoseconds(LinkControl.nanoseconds($0 - .now)) })
+    }
+
+    /// Ends the wait in ``nextEvent(until:)`` now, or the next one at once if none is in progress.
+    func interruptWait() {
+        events.interrupt()
+    }
+
     /// The next server frame.
     /// - Throws: when the connection closed, a frame was not understood, or nothing came within `timeout`.
     public func next(timeout: Duration = .seconds(10)) async throws -> ServerFrame {

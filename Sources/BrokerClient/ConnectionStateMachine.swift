@@ -134,6 +134,19 @@ public struct ConnectionStateMachine: Sendable {
         return since + policy.openTimeout
     }
 
+    /// The next moment the machine has something to decide by itself, if any: the end of a backoff wait
+    /// (``delayElapsed()``), or the `welcome` deadline of an open connection that has not had it (``tick(now:)``).
+    /// `nil` while connecting, connected and welcomed, idle or stopped: nothing is due then, and the owner sleeps
+    /// until an event (a frame, the socket's end, the app's word) instead of waking to look. A dead path on a
+    /// welcomed connection is the keepalive's job (``keepalive``), which closes the socket.
+    public var nextDeadline: ContinuousClock.Instant? {
+        switch phase {
+        case .waiting(let until): until
+        case .open(let since, false): since + policy.openTimeout
+        case .idle, .connecting, .open, .stopped: nil
+        }
+    }
+
     // MARK: Events
 
     /// Starts: the first connection, with the token as the provider gives it.

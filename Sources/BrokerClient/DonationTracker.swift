@@ -86,6 +86,14 @@ public struct DonationTracker: Sendable, Equatable {
         }
     }
 
+    /// When (milliseconds since the epoch) ``tick(now:)`` next has something to announce: the first moment the
+    /// newest position counts as stale, while tracking and not announced yet. `nil` when nothing is coming (not
+    /// tracking, no position yet, already announced, ended): a watcher need not wake for staleness then.
+    public var nextStaleness: Int64? {
+        guard ended == nil, tracking, !staleAnnounced, let lastFix else { return nil }
+        return lastFix + staleAfterMilliseconds + 1
+    }
+
     /// Time passed (`now` in milliseconds since the epoch): announces once that the last position grew stale.
     public mutating func tick(now: Int64) -> [DonationEvent] {
         guard ended == nil, tracking, !staleAnnounced, let lastFix, now - lastFix > staleAfterMilliseconds else { return [] }

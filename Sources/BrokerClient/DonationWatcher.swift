@@ -25,6 +25,10 @@ import TrackingRules
 /// - The reconnect rules are ``ConnectionStateMachine``'s, through the loop it shares with ``VolunteerPublisher``;
 ///   the app's network and lifecycle hooks (``ConnectivityHooks``) apply.
 /// - ``screen`` is the donor's screen state, kept up to date from the same events.
+/// - It wakes only when something is due: a frame, the socket's end, the app's word, or the earliest deadline
+///   among the `welcome` or `subscribe` answer awaited, the next attempt after a failure, a resubscribe, and the
+///   moment the newest position grows stale. Connected and idle it sleeps (the keepalive's ping, every heartbeat,
+///   is the only periodic work); there is no polling tick.
 ///
 /// Any number of consumers may iterate it, each from the moment it starts (the first one from the start); each
 /// has a buffer of ``Options/bufferLimit`` events (the oldest are dropped beyond). Cancelling one leaves the
@@ -45,8 +49,6 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
         public var subscribeTimeout: Duration
         /// How often to ask again while a subscribe after a reconnect is answered `not-trackable` (a paused trip).
         public var notTrackableRetry: Duration
-        /// How often time is let pass (staleness, deadlines) when nothing arrives.
-        public var tick: Duration
         /// How many events may wait for each consumer (the oldest are dropped beyond).
         public var bufferLimit: Int
 
@@ -54,13 +56,12 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
             policy: ConnectionStateMachine.Policy = .init(),
             staleAfter: Duration = .milliseconds(DonorViewRules.staleAfterMilliseconds),
             subscribeTimeout: Duration = .milliseconds(DonorViewRules.subscribeTimeoutMilliseconds),
-            notTrackableRetry: Duration = .milliseconds(DonorViewRules.notTrackableRetryMilliseconds), tick: Duration = .milliseconds(250), bufferLimit: Int = 1024
+            notTrackableRetry: Duration = .milliseconds(DonorViewRules.notTrackableRetryMilliseconds), bufferLimit: Int = 1024
         ) {
             self.policy = policy
             self.staleAfter = staleAfter
             self.subscribeTimeout = subscribeTimeout
             self.notTrackableRetry = notTrackableRetry
-            self.tick = tick
             self.bufferLimit = bufferLimit
         }
     }
@@ -74,6 +75,9 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
     private let broadcast: EventBroadcast<DonationEvent>
     private let control = LinkControl()
     private let screenState = NIOLockedValueBox(DonorScreen())
+    /// How many times the run loop woke on an open connection with no frame: to hold it to waking only when
+    /// something is due.
+    private let wakeUpCount = NIOLockedValueBox(0)
 
     /// - Parameters:
     ///   - url: the broker's WebSocket address (`wss://host/v1/ws`).
@@ -103,6 +107,9 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
     public func screen(now: Int64 = DonorScreen.wallClock()) -> DonorScreen {
         screenState.withLockedValue { $0.at(now) }
     }
+
+    /// How many times the run loop woke on an open connection without a frame (a deadline, the app's word).
+    var idleWakeUps: Int { wakeUpCount.withLockedValue { $0 } }
 
     public func networkLost() { control.networkLost() }
     public func networkAvailable() { control.networkAvailable() }
@@ -147,7 +154,7 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
             self.options = options
             link = LinkSupervisor(
                 machine: ConnectionStateMachine(policy: options.policy, random: random), connector: connector, control: control,
-                tick: options.tick, logger: logger)
+                logger: logger)
             tracker = DonationTracker(staleAfterMilliseconds: options.staleAfter.milliseconds)
         }
 
@@ -155,7 +162,8 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
             while true {
                 var tracker = tracker
                 let step = await link.nextConnection(
-                    announce: { watcher.yield([.connection($0)]) }, idle: { watcher.yield(tracker.tick(now: DonorScreen.wallClock())) })
+                    announce: { watcher.yield([.connection($0)]) }, due: { Self.instant(ofWallClock: tracker.nextStaleness) },
+                    idle: { watcher.yield(tracker.tick(now: DonorScreen.wallClock())) })
                 self.tracker = tracker
                 switch step {
                 case .cancelled:
@@ -192,11 +200,14 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
                         return .lost(.closed(code: nil, reason: "could not send subscribe: \(error)"), abort: true, immediately: false)
                     }
                 }
-                guard let event = await connection.nextEvent(timeout: options.tick) else {
-                    if let pending, ContinuousClock.now - pending.sentAt > options.subscribeTimeout {
-                        return .lost(.dead("no answer to subscribe within \(options.subscribeTimeout)"), abort: true, immediately: false)
-                    }
-                    watcher.yield(tracker.tick(now: DonorScreen.wallClock()))
+                let subscribeDeadline = pending.map { $0.sentAt + options.subscribeTimeout }
+                if let subscribeDeadline, ContinuousClock.now >= subscribeDeadline {
+                    return .lost(.dead("no answer to subscribe within \(options.subscribeTimeout)"), abort: true, immediately: false)
+                }
+                watcher.yield(tracker.tick(now: DonorScreen.wallClock()))
+                let due = [link.nextDeadline, subscribeDeadline, resubscribeAt, Self.instant(ofWallClock: tracker.nextStaleness)].compactMap { $0 }.min()
+                guard let event = await connection.nextEvent(until: due) else {
+                    watcher.wakeUpCount.withLockedValue { $0 += 1 }
                     continue
                 }
                 switch event {
@@ -247,6 +258,11 @@ public final class DonationWatcher: AsyncSequence, ConnectivityHooks, Sendable {
             let since = tracker.highestSeq
             try await connection.send(.subscribe(.init(id: id, target: watcher.target, since: since)))
             return (id, since, .now)
+        }
+
+        /// The monotonic instant of a wall-clock moment (milliseconds since the epoch), for a timer.
+        static func instant(ofWallClock milliseconds: Int64?) -> ContinuousClock.Instant? {
+            milliseconds.map { ContinuousClock.now + .milliseconds($0 - DonorScreen.wallClock()) }
         }
 
         mutating func finish(_ end: End, _ watcher: DonationWatcher) -> End {

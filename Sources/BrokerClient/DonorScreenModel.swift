@@ -5,9 +5,14 @@ import Observation
 /// (and the clock, for staleness) on the main actor.
 ///
 /// ```swift
-/// @State private var model = DonorScreenModel(watcher: watcher)
-/// var body: some View { TripView(screen: model.screen).task { await model.follow() } }
+/// @State private var model: DonorScreenModel
+/// init(watcher: DonationWatcher) { _model = State(initialValue: DonorScreenModel(watcher: watcher)) }
+/// var body: some View { TripMap(screen: model.screen).task { await model.follow() } }
 /// ```
+///
+/// A `@State` is given its first value through its storage in the view's `init`: written at the declaration
+/// (`@State private var model = DonorScreenModel(watcher: watcher)`) it does not compile, as a property's initial
+/// value cannot read another property. docs/CLIENTS.md has the whole view, compiled by `Tests/ClientImportTests`.
 ///
 /// Cancelling the task that runs ``follow()`` (the view went away) stops only this model: the watcher and its
 /// other consumers go on.

@@ -16,12 +16,14 @@ import NIOCore
 /// - A `closed` event is never dropped, and nothing is queued after it.
 ///
 /// Any number of readers may wait at once; they are served in the order they came. A wait ends with an event, at
-/// its deadline, when the queue is over and drained, or when its task is cancelled. All the waits of a queue share
-/// one timer, set for the earliest deadline: a reader that waits again and again does not schedule one per wait.
+/// its deadline (a wait may have none), when the queue is over and drained, when ``interrupt()`` is called, or when
+/// its task is cancelled. All the waits of a queue share one timer, set for the earliest deadline: a reader that
+/// waits again and again does not schedule one per wait.
 final class EventQueue: Sendable {
     private struct Waiter {
         let id: UInt64
-        let deadline: NIODeadline
+        /// `nil`: none; only an event, the end, an interruption or cancellation ends the wait.
+        let deadline: NIODeadline?
         let continuation: CheckedContinuation<BrokerEvent?, Never>
     }
 
@@ -36,6 +38,9 @@ final class EventQueue: Sendable {
         var droppedPositions = 0
         /// The one timer of the queue, and the deadline it is set for.
         var timer: (deadline: NIODeadline, scheduled: Scheduled<Void>)?
+        /// ``interrupt()`` came while nobody waited: the next wait ends at once, so the word is not lost between a
+        /// reader's last look at its state and its wait.
+        var interrupted = false
     }
 
     /// How many events may wait unread (besides a final `closed`).
@@ -100,21 +105,53 @@ final class EventQueue: Sendable {
 
     /// The next event, or `nil` when none came within `timeout`, none will ever come, or the task was cancelled.
     func next(timeout: Duration) async -> BrokerEvent? {
-        let id = state.withLockedValue { state -> UInt64? in
-            guard state.events.isEmpty, !state.finished else { return nil }
-            state.nextWaiterID += 1
-            return state.nextWaiterID
+        await next(until: NIODeadline.now() + .nanoseconds(Self.nanoseconds(timeout)))
+    }
+
+    /// Ends the waits in progress with `nil`, or, when nobody waits, the next wait: the reader has something to look
+    /// at besides the socket (the app's word, a new deadline).
+    func interrupt() {
+        let waiters = state.withLockedValue { state -> Deque<Waiter> in
+            guard !state.waiters.isEmpty else {
+                state.interrupted = true
+                return []
+            }
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
-        guard let id else { return state.withLockedValue { Self.take(&$0) } }
-        let deadline = NIODeadline.now() + .nanoseconds(Self.nanoseconds(timeout))
+        for waiter in waiters { waiter.continuation.resume(returning: nil) }
+    }
+
+    /// The next event, or `nil` when none came by `deadline` (`nil`: no deadline), none will ever come, the wait was
+    /// interrupted, or the task was cancelled.
+    func next(until deadline: NIODeadline?) async -> BrokerEvent? {
+        let start = state.withLockedValue { state -> Start in
+            guard state.events.isEmpty, !state.finished else { return .take }
+            if state.interrupted {
+                state.interrupted = false
+                return .interrupted
+            }
+            state.nextWaiterID += 1
+            return .wait(state.nextWaiterID)
+        }
+        let id: UInt64
+        switch start {
+        case .take: return state.withLockedValue { Self.take(&$0) }
+        case .interrupted: return nil
+        case .wait(let waiter): id = waiter
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<BrokerEvent?, Never>) in
                 let ready = state.withLockedValue { state -> BrokerEvent?? in
                     if !state.events.isEmpty || state.finished { return .some(Self.take(&state)) }
+                    if state.interrupted {
+                        state.interrupted = false
+                        return .some(nil)
+                    }
                     // Cancelled before the wait was in place: the cancellation handler found nothing to end.
                     if Task.isCancelled { return .some(nil) }
                     state.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
-                    armTimer(&state, for: deadline)
+                    if let deadline { armTimer(&state, for: deadline) }
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
@@ -122,6 +159,13 @@ final class EventQueue: Sendable {
         } onCancel: {
             end(waiter: id)
         }
+    }
+
+    /// How a call to ``next(until:)`` begins.
+    private enum Start {
+        case take
+        case interrupted
+        case wait(UInt64)
     }
 
     private static func take(_ state: inout State) -> BrokerEvent? {
@@ -161,10 +205,10 @@ final class EventQueue: Sendable {
             var expired: [Waiter] = []
             var waiting = Deque<Waiter>()
             for waiter in state.waiters {
-                if waiter.deadline <= now { expired.append(waiter) } else { waiting.append(waiter) }
+                if let deadline = waiter.deadline, deadline <= now { expired.append(waiter) } else { waiting.append(waiter) }
             }
             state.waiters = waiting
-            if let next = waiting.map(\.deadline).min() { armTimer(&state, for: next) }
+            if let next = waiting.compactMap(\.deadline).min() { armTimer(&state, for: next) }
             return expired
         }
         for waiter in expired { waiter.continuation.resume(returning: nil) }

@@ -3,7 +3,9 @@ import NIOCore
 
 /// What the app (or, on Apple platforms, the library's own path monitor) tells a client about the device: the
 /// network went away or came back, the app came to the foreground, reconnect now. Read by the client's run loop,
-/// which it wakes when that loop is waiting between attempts or while offline.
+/// which it wakes wherever that loop waits: between attempts, while offline, or on an open connection (through the
+/// hook ``serving(_:)`` sets). The loop sleeps until its next deadline, however far, so a word that came must
+/// wake it: nothing polls.
 final class LinkControl: Sendable {
     /// A reason to try the connection again now.
     enum Nudge: Sendable, Equatable {
@@ -18,7 +20,8 @@ final class LinkControl: Sendable {
     private struct Sleeper {
         let id: UInt64
         let continuation: CheckedContinuation<Void, Never>
-        let timer: Scheduled<Void>
+        /// `nil`: no deadline, only a word or cancellation ends the nap.
+        let timer: Scheduled<Void>?
     }
 
     private struct State {
@@ -27,6 +30,11 @@ final class LinkControl: Sendable {
         var running = false
         var sleeper: Sleeper?
         var nextSleeperID: UInt64 = 0
+        /// Wakes the loop while it waits on an open connection.
+        var wakeServing: (@Sendable () -> Void)?
+        /// A word came while the loop was not napping: its next nap ends at once, so a word that comes between the
+        /// loop's last look at the state and its nap is not slept through.
+        var wokenBeforeNap = false
     }
 
     private let state = NIOLockedValueBox(State())
@@ -58,10 +66,21 @@ final class LinkControl: Sendable {
         tell { $0.nudge = .reconnect }
     }
 
-    /// Sleeps up to `duration`; the app's word (or cancellation) ends it early. Timed by an event loop's timer, not
-    /// a task of its own.
-    func nap(_ duration: Duration) async {
-        let nanoseconds = max(0, duration.components.seconds) * 1_000_000_000 + max(0, duration.components.attoseconds) / 1_000_000_000
+    /// While the loop waits on an open connection, `wake` is how a word reaches it (`nil` once it no longer does).
+    func serving(_ wake: (@Sendable () -> Void)?) {
+        state.withLockedValue { $0.wakeServing = wake }
+    }
+
+    /// Wakes the loop waiting on an open connection without a word: its owner has a new deadline (a fix was sent
+    /// and its ack is now awaited).
+    func wakeServing() {
+        state.withLockedValue { $0.wakeServing }?()
+    }
+
+    /// Sleeps until `deadline` (`nil`: no deadline); the app's word (or cancellation) ends it early. Timed by an
+    /// event loop's timer, not a task of its own.
+    func nap(until deadline: ContinuousClock.Instant?) async {
+        let nanoseconds = deadline.map { Self.nanoseconds($0 - .now) }
         let id = state.withLockedValue { state -> UInt64 in
             state.nextSleeperID += 1
             return state.nextSleeperID
@@ -71,8 +90,12 @@ final class LinkControl: Sendable {
                 let asleep = state.withLockedValue { state -> Bool in
                     // Cancelled before it slept: the cancellation handler found no sleeper to wake.
                     if Task.isCancelled { return false }
+                    if state.wokenBeforeNap {
+                        state.wokenBeforeNap = false
+                        return false
+                    }
                     // Scheduled under the lock, so the timer cannot fire before the sleeper is in place.
-                    let timer = timers.scheduleTask(in: .nanoseconds(nanoseconds)) { [weak self] () -> Void in self?.wake(id) }
+                    let timer = nanoseconds.map { timers.scheduleTask(in: .nanoseconds($0)) { [weak self] () -> Void in self?.wake(id) } }
                     state.sleeper = Sleeper(id: id, continuation: continuation, timer: timer)
                     return true
                 }
@@ -83,15 +106,17 @@ final class LinkControl: Sendable {
         }
     }
 
-    /// Changes the state and wakes the run loop if it naps.
+    /// Changes the state and wakes the run loop, wherever it waits.
     private func tell(_ change: (inout State) -> Void) {
-        let sleeper = state.withLockedValue { state -> Sleeper? in
+        let (sleeper, wakeServing) = state.withLockedValue { state -> (Sleeper?, (@Sendable () -> Void)?) in
             change(&state)
+            if state.sleeper == nil { state.wokenBeforeNap = true }
             defer { state.sleeper = nil }
-            return state.sleeper
+            return (state.sleeper, state.wakeServing)
         }
-        sleeper?.timer.cancel()
+        sleeper?.timer?.cancel()
         sleeper?.continuation.resume()
+        wakeServing?()
     }
 
     /// Wakes the nap `id`, if it still sleeps.
@@ -101,7 +126,7 @@ final class LinkControl: Sendable {
             state.sleeper = nil
             return sleeper
         }
-        sleeper?.timer.cancel()
+        sleeper?.timer?.cancel()
         sleeper?.continuation.resume()
     }
 
@@ -120,5 +145,11 @@ final class LinkControl: Sendable {
             state.running = true
             return true
         }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds < Int64.max / 1_000_000_000 else { return Int64.max / 2 }
+        return max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
     }
 }

@@ -4,10 +4,14 @@ import Logging
 /// ``ConnectionStateMachine``'s actions (wait, connect, stop), parks while the device is offline, answers the
 /// app's nudges (network back, foreground, reconnect now), and tells its owner when an open connection must go.
 ///
-/// The owner asks ``nextConnection(announce:idle:)`` for a connection, serves it, checks it with
-/// ``check(_:)`` at every tick, and reports its end with ``lost(_:immediately:)``.
+/// The owner asks ``nextConnection(announce:due:idle:)`` for a connection, serves it, checks it with
+/// ``check(_:)`` whenever it wakes, and reports its end with ``lost(_:immediately:)``.
+///
+/// Nothing here wakes on a period: every wait lasts until the earliest instant something is due (the backoff's
+/// end, the machine's ``ConnectionStateMachine/nextDeadline``, the owner's own `due`), or until a word from the app
+/// (``LinkControl``), which also interrupts the owner's wait on an open connection.
 struct LinkSupervisor {
-    /// What ``nextConnection(announce:idle:)`` gives.
+    /// What ``nextConnection(announce:due:idle:)`` gives.
     enum Step {
         /// A connection opened; its `welcome` is still to come.
         case opened(BrokerConnection)
@@ -27,29 +31,34 @@ struct LinkSupervisor {
     private(set) var machine: ConnectionStateMachine
     private var connector: ReconnectingConnector
     private let control: LinkControl
-    private let tick: Duration
     private let logger: Logger
     private var action: ConnectionStateMachine.Action
 
-    init(machine: ConnectionStateMachine, connector: ReconnectingConnector, control: LinkControl, tick: Duration, logger: Logger) {
+    init(machine: ConnectionStateMachine, connector: ReconnectingConnector, control: LinkControl, logger: Logger) {
         self.machine = machine
         self.connector = connector
         self.control = control
-        self.tick = tick
         self.logger = logger
         action = .none
     }
 
+    /// When the open connection must be looked at even if nothing arrives: the `welcome` deadline, if still awaited.
+    var nextDeadline: ContinuousClock.Instant? { machine.nextDeadline }
+
     /// Waits as the rules say (and while offline), then connects; `announce` hears of every wait and of going
-    /// offline, `idle` is called at every tick of a wait (to let time pass on a screen).
-    mutating func nextConnection(announce: (ConnectionChange) -> Void, idle: () -> Void) async -> Step {
+    /// offline. `due` tells when the owner next has something to do while no connection is open (a position growing
+    /// stale on a screen; `nil`: nothing), and `idle` is called when a wait wakes, to do it.
+    mutating func nextConnection(
+        announce: (ConnectionChange) -> Void, due: () -> ContinuousClock.Instant?, idle: () -> Void
+    ) async -> Step {
+        control.serving(nil)
         if case .idle = machine.phase { action = machine.start() }
         var announcedOffline = false
         while !Task.isCancelled {
             if control.offline {
                 if !announcedOffline { announce(.offline) }
                 announcedOffline = true
-                await pause(tick)
+                await control.nap(until: due())
                 idle()
                 continue
             }
@@ -62,7 +71,7 @@ struct LinkSupervisor {
             case .wait(let delay, let attempt, let reason):
                 logger.info("reconnecting", metadata: ["in": "\(delay)", "attempt": "\(attempt)", "reason": "\(reason)"])
                 announce(.reconnecting(delay: delay, attempt: attempt, reason: reason))
-                action = await wait(delay, idle: idle)
+                action = await wait(delay, due: due, idle: idle)
             case .connect(let keepalive, let renew):
                 // A nudge that came meanwhile is answered by this attempt.
                 _ = control.takeNudge()
@@ -70,6 +79,7 @@ struct LinkSupervisor {
                 switch await connector.open(keepalive: keepalive, renewToken: renew) {
                 case .opened(let connection):
                     machine.opened(now: .now)
+                    control.serving { connection.interruptWait() }
                     return .opened(connection)
                 case .failed(let ending):
                     action = machine.ended(ending, now: .now)
@@ -80,7 +90,9 @@ struct LinkSupervisor {
     }
 
     /// Waits `delay`; the network coming back or a nudge cuts it short, going offline leaves it to the caller.
-    private mutating func wait(_ delay: Duration, idle: () -> Void) async -> ConnectionStateMachine.Action {
+    private mutating func wait(
+        _ delay: Duration, due: () -> ContinuousClock.Instant?, idle: () -> Void
+    ) async -> ConnectionStateMachine.Action {
         let end = ContinuousClock.now + delay
         while !Task.isCancelled, ContinuousClock.now < end {
             // Offline: the caller parks; the rest of the wait resumes after, unless the network's return cuts it.
@@ -90,7 +102,7 @@ struct LinkSupervisor {
                 if case .wait(let remaining, _, _) = next, remaining >= end - .now { continue }
                 return next
             }
-            await pause(Swift.min(tick, end - .now))
+            await control.nap(until: due().map { Swift.min($0, end) } ?? end)
             idle()
         }
         return machine.delayElapsed()
@@ -101,7 +113,7 @@ struct LinkSupervisor {
         machine.welcomed(heartbeatSeconds: heartbeatSeconds)
     }
 
-    /// At every tick of an open connection: whether it must go (no `welcome` in time, the network went away, a
+    /// Whenever the owner wakes on an open connection: whether it must go (no `welcome` in time, the network went away, a
     /// nudge found it silent, or the app asked to reconnect).
     mutating func check(_ connection: BrokerConnection) -> Verdict? {
         let now = ContinuousClock.now
@@ -119,6 +131,7 @@ struct LinkSupervisor {
 
     /// The open connection ended (after ``check(_:)`` or by itself).
     mutating func lost(_ ending: ConnectionStateMachine.Ending, immediately: Bool = false) {
+        control.serving(nil)
         logger.info("connection lost", metadata: ["reason": "\(ConnectionStateMachine.describe(ending))"])
         action = machine.ended(ending, now: .now)
         if immediately, case .wait = action { action = machine.connectivityReturned(now: .now) }
@@ -126,11 +139,7 @@ struct LinkSupervisor {
 
     /// The owner stops for good.
     mutating func stop() {
+        control.serving(nil)
         machine.stop()
-    }
-
-    /// Waits up to `duration`; the app's word ends it early.
-    private func pause(_ duration: Duration) async {
-        await control.nap(duration)
     }
 }

@@ -5,9 +5,12 @@ import Observation
 /// events on the main actor.
 ///
 /// ```swift
-/// @State private var status = PublisherStatusModel(publisher: publisher)
+/// @State private var status: PublisherStatusModel
+/// init(publisher: VolunteerPublisher) { _status = State(initialValue: PublisherStatusModel(publisher: publisher)) }
 /// var body: some View { StatusBar(link: status.link, watched: status.audience?.isWatched).task { await status.follow() } }
 /// ```
+///
+/// As for ``DonorScreenModel``: the `@State` gets its first value in `init`, through its storage.
 ///
 /// Cancelling the task that runs ``follow()`` stops only this model: the publisher and its other consumers go on.
 @available(iOS 17, macOS 14, *)

@@ -9,7 +9,12 @@ import NIOConcurrencyHelpers
 /// ```swift
 /// let publisher = VolunteerPublisher(url: "wss://broker.example.org/v1/ws") { try await backend.freshVolunteerToken() }
 /// let running = Task { try await publisher.run() }
-/// locationManager.onFix = { location in Task { await publisher.publish(Position(location)) } }
+/// locationManager.onFix = { location in
+///     Task {
+///         let outcome = await publisher.publish(Position(location)).outcome   // when the broker has answered
+///         if case .refused(let code, _)? = outcome?.result { log("the broker refused a fix: \(code)") }
+///     }
+/// }
 /// for await event in publisher.events {
 ///     if case .audience(let audience) = event { gps.cadence = audience.isWatched ? .seconds(5) : .seconds(60) }
 /// }
@@ -18,7 +23,8 @@ import NIOConcurrencyHelpers
 /// - A fix stays pending until the broker's `ack` (or `error`) for it. When a connection ends first, the newest
 ///   fix not acknowledged is sent again on the next one, unless it is older than ``Options/maximumFixAge``; an
 ///   older fix is never sent after a newer one. Every fix handed over gets one ``FixOutcome``: accepted, refused
-///   (with the broker's reason), superseded by a newer one, or dropped (too old, or the publisher stopped).
+///   (with the broker's reason), superseded by a newer one, or dropped (too old, or the publisher stopped). The
+///   ``FixReceipt`` that ``publish(_:)`` returns gives it to the caller; the `.fix` events, to every consumer.
 /// - The broker's `ack` says whether anyone can see a fix (`tracking`) and how many donors' connections receive
 ///   it (`watchers`): see ``Audience``.
 /// - The token provider is called when there is no token, when it is about to expire, and when the broker
@@ -26,6 +32,9 @@ import NIOConcurrencyHelpers
 /// - The app says when the network goes away or comes back and when it comes to the foreground
 ///   (``networkLost()``, ``networkAvailable()``, ``appEnteredForeground()``): no attempts while offline, an
 ///   attempt at once when it comes back.
+/// - It wakes only when something is due: a frame, the socket's end, the app's word, a fix sent (its ack is then
+///   awaited until ``Options/ackTimeout``), or the next attempt after a failure. Connected and idle it sleeps (the
+///   keepalive's ping, every heartbeat, is the only periodic work); there is no polling tick.
 public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     /// What the publisher tells the app.
     public enum Event: Sendable, Equatable {
@@ -91,19 +100,16 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
         public var maximumFixAge: Duration
         /// A fix sent and not acknowledged within this means the path is dead: the connection is replaced.
         public var ackTimeout: Duration
-        /// How often time is let pass when nothing arrives.
-        public var tick: Duration
         /// How many events may wait for each consumer of ``VolunteerPublisher/events`` (the oldest are dropped beyond).
         public var bufferLimit: Int
 
         public init(
             policy: ConnectionStateMachine.Policy = .init(), maximumFixAge: Duration = .seconds(600), ackTimeout: Duration = .seconds(10),
-            tick: Duration = .milliseconds(250), bufferLimit: Int = 256
+            bufferLimit: Int = 256
         ) {
             self.policy = policy
             self.maximumFixAge = maximumFixAge
             self.ackTimeout = ackTimeout
-            self.tick = tick
             self.bufferLimit = bufferLimit
         }
     }
@@ -119,6 +125,12 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     private let linkState = NIOLockedValueBox(LinkState.connecting)
     /// The newest outcome reported, for ``lastOutcome``.
     private let newestOutcome = NIOLockedValueBox<FixOutcome?>(nil)
+    /// The receipts of the fixes not settled yet, by the outbox's ticket. Taken inside the outbox's lock (never the
+    /// other way round), so a receipt is in place before its fix can be settled.
+    private let receipts = NIOLockedValueBox<[Int: FixSettlement]>([:])
+    /// How many times the run loop woke on an open connection with no frame: to hold it to waking only when
+    /// something is due.
+    private let wakeUpCount = NIOLockedValueBox(0)
 
     /// - Parameters:
     ///   - tls: for `wss://`: whom to trust (the system's roots when `nil`).
@@ -148,15 +160,33 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     /// starts following after a fix was settled still learns it.
     public var lastOutcome: FixOutcome? { newestOutcome.withLockedValue { $0 } }
 
+    /// How many times the run loop woke on an open connection without a frame (a deadline, the app's word, a fix sent).
+    var idleWakeUps: Int { wakeUpCount.withLockedValue { $0 } }
+
     /// Sends `position` now if connected; otherwise keeps it as the one fix to send on reconnecting (an older one
     /// kept is then superseded). A fix not newer than one already handed over is superseded at once: the
     /// donor's map never steps back.
-    public func publish(_ position: Position) async {
-        let (send, outcomes) = outbox.withLockedValue { $0.hand(position) }
+    ///
+    /// Returns once the fix is handed over (and written, when connected), not when the broker answers: fixes
+    /// published one after another keep their order. The receipt's ``FixReceipt/outcome`` waits for the answer;
+    /// ``FixReceipt`` says when it comes.
+    @discardableResult
+    public func publish(_ position: Position) async -> FixReceipt {
+        let settlement = FixSettlement()
+        let (send, outcomes, firstAwaited) = outbox.withLockedValue { box in
+            let idle = box.oldestUnacknowledged == nil
+            let handed = box.hand(position)
+            receipts.withLockedValue { $0[handed.ticket] = settlement }
+            return (handed.send, handed.outcomes, idle && handed.send != nil)
+        }
         report(outcomes)
-        guard let (connection, id) = send else { return }
-        // A failed write is noticed by the connection's end or the missing ack; the fix stays pending meanwhile.
-        try? await connection.send(.publish(.init(id: id, position: position)))
+        if let (connection, id) = send {
+            // A failed write is noticed by the connection's end or the missing ack; the fix stays pending meanwhile.
+            try? await connection.send(.publish(.init(id: id, position: position)))
+            // The run loop sleeps until its next deadline: now there is one, this fix's ack.
+            if firstAwaited { control.wakeServing() }
+        }
+        return FixReceipt(position: position, slot: settlement)
     }
 
     public func networkLost() { control.networkLost() }
@@ -169,15 +199,14 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     public func run() async throws {
         guard control.claimRun() else { throw BrokerClientError.alreadyRunning }
         var link = LinkSupervisor(
-            machine: ConnectionStateMachine(policy: options.policy, random: random), connector: connector, control: control, tick: options.tick,
-            logger: logger)
+            machine: ConnectionStateMachine(policy: options.policy, random: random), connector: connector, control: control, logger: logger)
         var connectedOnce = false
         defer {
             report(outbox.withLockedValue { $0.stop() })
             broadcast.finish()
         }
         while true {
-            switch await link.nextConnection(announce: { announce($0) }, idle: {}) {
+            switch await link.nextConnection(announce: { announce($0) }, due: { nil }, idle: {}) {
             case .cancelled:
                 broadcast.yield(.stopped("stopped"))
                 return
@@ -204,10 +233,15 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
     ) async -> (ConnectionStateMachine.Ending?, abort: Bool, immediately: Bool) {
         while !Task.isCancelled {
             if let verdict = link.check(connection) { return (verdict.ending, true, verdict.immediately) }
-            if let late = outbox.withLockedValue({ $0.oldestUnacknowledged }), ContinuousClock.now - late > options.ackTimeout {
+            let ackDeadline = outbox.withLockedValue { $0.oldestUnacknowledged }.map { $0 + options.ackTimeout }
+            if let ackDeadline, ContinuousClock.now >= ackDeadline {
                 return (.dead("no ack within \(options.ackTimeout)"), true, true)
             }
-            guard let event = await connection.nextEvent(timeout: options.tick) else { continue }
+            let due = [link.nextDeadline, ackDeadline].compactMap { $0 }.min()
+            guard let event = await connection.nextEvent(until: due) else {
+                wakeUpCount.withLockedValue { $0 += 1 }
+                continue
+            }
             switch event {
             case .closed(let code, let reason):
                 return (.closed(code: code, reason: reason), false, false)
@@ -220,7 +254,7 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
                 await flush(on: connection)
             case .frame(.ack(let ack), _):
                 let audience = Audience(tracking: ack.tracking, watchers: ack.watchers, reason: ack.reason)
-                let (outcome, changed) = outbox.withLockedValue { box -> (FixOutcome?, Bool) in
+                let (outcome, changed) = outbox.withLockedValue { box -> (FixOutbox<BrokerConnection>.Settled?, Bool) in
                     defer { box.audience = audience }
                     return (box.acknowledged(ack.re, result: .accepted(seq: ack.seq, audience: audience)), box.audience != audience)
                 }
@@ -251,10 +285,11 @@ public final class VolunteerPublisher: ConnectivityHooks, Sendable {
         broadcast.yield(.connection(change))
     }
 
-    private func report(_ outcomes: [FixOutcome]) {
-        for outcome in outcomes {
-            newestOutcome.withLockedValue { $0 = outcome }
-            broadcast.yield(.fix(outcome))
+    private func report(_ settled: [FixOutbox<BrokerConnection>.Settled]) {
+        for fix in settled {
+            newestOutcome.withLockedValue { $0 = fix.outcome }
+            broadcast.yield(.fix(fix.outcome))
+            receipts.withLockedValue { $0.removeValue(forKey: fix.ticket) }?.settle(fix.outcome)
         }
     }
 }

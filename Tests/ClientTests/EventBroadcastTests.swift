@@ -46,11 +46,11 @@ final class LinkControlTests: XCTestCase {
     func testANapEndsAtItsDeadlineOrAtOnceWhenTheAppSpeaks() async {
         let control = LinkControl()
         var start = ContinuousClock.now
-        await control.nap(.milliseconds(100))
+        await control.nap(until: .now + .milliseconds(100))
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(100))
 
         start = ContinuousClock.now
-        let napping = Task { await control.nap(.seconds(30)) }
+        let napping = Task { await control.nap(until: .now + .seconds(30)) }
         try? await Task.sleep(for: .milliseconds(50))
         control.networkAvailable()
         await napping.value
@@ -59,7 +59,7 @@ final class LinkControlTests: XCTestCase {
         XCTAssertNil(control.takeNudge(), "taken once")
 
         start = ContinuousClock.now
-        let cancelled = Task { await control.nap(.seconds(30)) }
+        let cancelled = Task { await control.nap(until: .now + .seconds(30)) }
         cancelled.cancel()
         await cancelled.value
         XCTAssertLessThan(ContinuousClock.now - start, .seconds(5), "cancellation ends a nap")
