@@ -11,6 +11,7 @@ public struct LocationBrokerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "location-broker",
         abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
+        version: BrokerRelease.description,
         subcommands: [ServeCommand.self, CheckConfigCommand.self, TokenCommand.self, SettingsCommand.self],
         defaultSubcommand: ServeCommand.self
     )
