@@ -102,7 +102,7 @@ struct TokenCommand: AsyncParsableCommand {
 struct CheckConfigCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "check-config",
-        abstract: "Read the configuration as serve does, print every effective setting with its source (secrets masked), and exit non-zero with serve's refusal if it has one."
+        abstract: "Read the configuration as serve does, print every effective setting with its source (secrets masked), run serve's checks of the files and keys it names (TLS pair, map tiles, VAPID key, webhook secrets, JWKS), and exit non-zero with serve's refusal if it has one."
     )
 
     @OptionGroup var options: ServeOptions
@@ -112,6 +112,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
             let (configuration, sources) = try ConfigurationLoader.loadWithSources(
                 file: options.config, environment: ProcessInfo.processInfo.environment, flags: try options.flags())
             print(ConfigurationReport(configuration, sources: sources).text, terminator: "")
+            // The files, keys and key sets serve checks before it binds, by the same code; nothing is logged.
+            _ = try await StartupChecks.run(configuration, logger: Logger(label: "check-config", factory: { _ in SwiftLogNoOpLogHandler() }))
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         }
