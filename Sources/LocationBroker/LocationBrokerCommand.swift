@@ -4,7 +4,7 @@ import BrokerCore
 import Foundation
 import Logging
 
-/// `location-broker`: serve (the default), or mint a token to try the broker.
+/// `location-broker`: serve (the default), check the configuration, back up the database, or mint a token to try the broker.
 public struct LocationBrokerCommand: AsyncParsableCommand {
     public init() {}
 
@@ -12,7 +12,7 @@ public struct LocationBrokerCommand: AsyncParsableCommand {
         commandName: "location-broker",
         abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
         version: BrokerRelease.description,
-        subcommands: [ServeCommand.self, CheckConfigCommand.self, TokenCommand.self, SettingsCommand.self],
+        subcommands: [ServeCommand.self, CheckConfigCommand.self, BackupCommand.self, TokenCommand.self, SettingsCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
