@@ -26,6 +26,8 @@ struct EventDispatcher: Service {
     let metrics: EventMetrics
     let logger: Logger
     let doorbell: Doorbell
+    /// Failed attempts, at warning, rate-limited.
+    let failures: DeliveryFailureLog
     /// How often the outbox is looked at when nothing rang.
     var tick: Duration = .seconds(1)
     /// Deliveries under way at once on this node, per route.
@@ -145,7 +147,7 @@ struct EventDispatcher: Service {
                 try? await outbox.removeSubscription(endpoint: subscription.endpoint)
             case .drop(let why):
                 metrics.attempt(.push, "failed")
-                logger.warning("a push service refused a push", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
+                failures.failed(route: .push, type: event.type, reason: why, outcome: "dropped")
             case .retry(let why):
                 again = why
             }
@@ -154,10 +156,14 @@ struct EventDispatcher: Service {
         // reaches the browsers that took it already too, under the same tag, which replaces the shown one.
         if let again, now < event.occurredAt + Int64(message.ttlSeconds) * 1000 {
             metrics.attempt(.push, "retry")
+            failures.failed(route: .push, type: event.type, reason: again, outcome: "retried")
             await reschedule(delivery, route: .push, error: again, now: now)
             return
         }
-        if again != nil { metrics.attempt(.push, "failed") }
+        if let again {
+            metrics.attempt(.push, "failed")
+            failures.failed(route: .push, type: event.type, reason: again, outcome: "dropped past its TTL")
+        }
         await markDelivered(delivery, route: .push)
         if event.type == "tracking.ended" {
             // Nothing is pushed after the end: the donation's subscriptions go with its last push.
@@ -180,6 +186,7 @@ struct EventDispatcher: Service {
                 try? await outbox.failed(delivery.event.id, route: route, node: node, attempts: delivery.attempts + 1, error: why)
             } else {
                 metrics.attempt(route, "retry")
+                failures.failed(route: route, type: delivery.event.type, reason: why, outcome: "retried")
                 await reschedule(delivery, route: route, error: why, now: now)
             }
         }
