@@ -22,6 +22,14 @@ enum SQLiteBackup {
         guard FileManager.default.fileExists(atPath: source) else {
             throw PrivateFilesError("there is no database at \(source) to back up (is --database or --config the broker's?)")
         }
+        // SQLite may create the database's -wal and -shm files while it reads: as another user (root), they would
+        // then belong to that user and lock the broker out of its own database.
+        var status = stat()
+        if stat(source, &status) == 0, status.st_uid != geteuid() {
+            let owner = getpwuid(status.st_uid).map { String(cString: $0.pointee.pw_name) } ?? "\(status.st_uid)"
+            throw PrivateFilesError(
+                "\(source) belongs to \(owner): run the backup as that user (for example: runuser -u \(owner) -- location-broker backup ...), so that no file of the database changes owner")
+        }
         if !replace && FileManager.default.fileExists(atPath: destination) {
             throw PrivateFilesError("\(destination) exists; give --force to replace it")
         }
