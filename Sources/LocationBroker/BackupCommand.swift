@@ -33,7 +33,7 @@ struct BackupCommand: AsyncParsableCommand {
         do {
             configuration = try ConfigurationLoader.load(
                 file: config, environment: ProcessInfo.processInfo.environment, flags: database.map { [("database", $0)] } ?? [],
-                forServing: false)
+                forServing: false, validating: false)
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         }

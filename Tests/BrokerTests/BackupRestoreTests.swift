@@ -85,8 +85,10 @@ final class BackupRestoreTests: XCTestCase {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         try FileManager.default.copyItem(atPath: copy, toPath: database)
         let restored = try await startBroker(database: database)
-        XCTAssertEqual(try await restored.backend(.get, "/v1/donations/d-1").status, .ok)
-        XCTAssertEqual(try await restored.backend(.get, "/v1/donations/d-2").status, .notFound)
+        let kept = try await restored.backend(.get, "/v1/donations/d-1")
+        let lost = try await restored.backend(.get, "/v1/donations/d-2")
+        XCTAssertEqual(kept.status, .ok)
+        XCTAssertEqual(lost.status, .notFound)
         let opensBefore = try await opens(restored, before)
         XCTAssertTrue(opensBefore, "a link made before the backup still opens its donation")
 

@@ -66,8 +66,8 @@ final class CheckConfigParityTests: XCTestCase {
             let check = try await BrokerCommandLine.run(["check-config"] + common + refusal.flags, environment: secrets)
             XCTAssertNotEqual(check.status, 0, "\(refusal.name): check-config passed what serve refuses: \(serve.output)")
             let serveReason = serve.output.split(separator: "\n").last.map(String.init) ?? ""
-            let checkReason = check.output.split(separator: "\n").last.map(String.init) ?? ""
-            XCTAssertEqual(checkReason, serveReason, "\(refusal.name): check-config and serve give different reasons")
+            XCTAssertTrue(serveReason.hasPrefix("Error: "), "\(refusal.name): \(serve.output)")
+            XCTAssertTrue(check.output.contains(serveReason), "\(refusal.name): check-config does not give serve's reason \(serveReason): \(check.output)")
             XCTAssertTrue(serveReason.lowercased().contains(refusal.says.lowercased()), "\(refusal.name): \(serveReason)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: database), "\(refusal.name): serve opened the store before refusing")
         }
