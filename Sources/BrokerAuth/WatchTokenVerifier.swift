@@ -99,10 +99,22 @@ package struct WatchTokenVerifier: Sendable {
         } catch {
             return .failure(BrokerError(.unavailable, "the broker cannot check this watch link now; retry shortly"))
         }
-        guard let donation, !donation.state.isTerminal, donation.incarnation == claims.inc,
-            Self.constantTimeEqual(donorDigest(donor: donation.donor, donation: donation.id, incarnation: claims.inc), claims.dnr)
-        else {
-            return refuse("this watch link no longer opens anything: the donation it was made for has ended")
+        let ended = "this watch link no longer opens anything: the donation it was made for has ended"
+        guard let donation else {
+            // Ended and removed, or made after the backup the broker's data was restored from: the broker cannot
+            // tell which, and says both rather than "ended" for a donation that may be on its way.
+            return refuse(
+                "this watch link no longer opens anything: the broker has no record of its donation (it ended and was removed, or the broker's data was restored from an earlier backup); ask for a new link")
+        }
+        guard Self.constantTimeEqual(donorDigest(donor: donation.donor, donation: donation.id, incarnation: claims.inc), claims.dnr) else {
+            return refuse(ended)
+        }
+        guard !donation.state.isTerminal else { return refuse(ended) }
+        guard donation.incarnation == claims.inc else {
+            // The same donor's donation under the same id, recorded anew since the link was made: created again
+            // after it ended, or PUT again after a restore lost the record the link was made for.
+            return refuse(
+                "this watch link was made for an earlier record of this donation (it was created again, or the broker's data was restored from an earlier backup); ask for a new link")
         }
         return .success(
             VerifiedIdentity(

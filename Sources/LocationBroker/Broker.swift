@@ -36,12 +36,10 @@ struct Broker: Sendable {
         configuration: BrokerConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> Broker {
         let metrics = BrokerMetrics()
-        // A JWKS is read once before anything else, so that a broker whose keys cannot be read refuses to start.
-        var jwks: JWKSRefresher?
-        if let source = JWKSSource(configuration) {
-            jwks = try await JWKSRefresher.load(
-                source: source, timing: configuration.jwksTiming, onRefresh: { metrics.recordJWKSRefresh(succeeded: $0, keys: $1) }, logger: logger)
-        }
+        // Every file and key set the settings name is checked before anything else (as check-config does), so that a
+        // broker that could not serve them refuses to start; a JWKS is read once here.
+        let jwks = try await StartupChecks.run(
+            configuration, onJWKSRefresh: { metrics.recordJWKSRefresh(succeeded: $0, keys: $1) }, logger: logger)
         // One wall clock for the hub and everything that stamps or judges time next to it.
         let clock = WallClock.system
         let node = configuration.nodeID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
@@ -105,7 +103,8 @@ struct Broker: Sendable {
         let draining = DrainFlag()
         let isDraining: @Sendable () -> Bool = { draining.isSet }
 
-        let router = Router(context: BrokerRequestContext.self)
+        // HEAD on every GET route answers as GET without the body (RFC 9110 §9.3.2): monitors send HEAD /healthz.
+        let router = Router(context: BrokerRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: MethodNotAllowedMiddleware(metrics: metrics))
         let watchLinks = await WatchTokenVerifier(
             backendKey: configuration.backendKey ?? "", ttlSeconds: Int64(configuration.watchTokenTTLSeconds),

@@ -4,14 +4,15 @@ import BrokerCore
 import Foundation
 import Logging
 
-/// `location-broker`: serve (the default), or mint a token to try the broker.
+/// `location-broker`: serve (the default), check the configuration, back up the database, or mint a token to try the broker.
 public struct LocationBrokerCommand: AsyncParsableCommand {
     public init() {}
 
     public static let configuration = CommandConfiguration(
         commandName: "location-broker",
         abstract: "A real-time location broker: donors watch, live and privately, the volunteer carrying their donation.",
-        subcommands: [ServeCommand.self, CheckConfigCommand.self, TokenCommand.self, SettingsCommand.self],
+        version: BrokerRelease.description,
+        subcommands: [ServeCommand.self, CheckConfigCommand.self, BackupCommand.self, TokenCommand.self, SettingsCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }
@@ -101,7 +102,7 @@ struct TokenCommand: AsyncParsableCommand {
 struct CheckConfigCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "check-config",
-        abstract: "Read the configuration as serve does, print every effective setting with its source (secrets masked), and exit non-zero with serve's refusal if it has one."
+        abstract: "Read the configuration as serve does, print every effective setting with its source (secrets masked), run serve's checks of the files and keys it names (TLS pair, map tiles, VAPID key, webhook secrets, JWKS), and exit non-zero with serve's refusal if it has one."
     )
 
     @OptionGroup var options: ServeOptions
@@ -111,6 +112,8 @@ struct CheckConfigCommand: AsyncParsableCommand {
             let (configuration, sources) = try ConfigurationLoader.loadWithSources(
                 file: options.config, environment: ProcessInfo.processInfo.environment, flags: try options.flags())
             print(ConfigurationReport(configuration, sources: sources).text, terminator: "")
+            // The files, keys and key sets serve checks before it binds, by the same code; nothing is logged.
+            _ = try await StartupChecks.run(configuration, logger: Logger(label: "check-config", factory: { _ in SwiftLogNoOpLogHandler() }))
         } catch let error as ConfigurationError {
             throw StartupError(description: error.description)
         }

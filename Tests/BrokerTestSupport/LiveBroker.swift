@@ -28,7 +28,10 @@ final class LiveBroker: Sendable {
 
     /// Starts a broker that the caller must stop; prefer ``XCTestCase/startBroker(database:_:)``. Pass the
     /// `database` of a stopped broker to restart on its file.
-    static func start(database: String? = nil, _ adjust: (inout BrokerConfiguration) -> Void = { _ in }) async throws -> LiveBroker {
+    /// - Parameter logger: where the broker logs (default: warnings and above, to standard error).
+    static func start(
+        database: String? = nil, logger: Logger? = nil, _ adjust: (inout BrokerConfiguration) -> Void = { _ in }
+    ) async throws -> LiveBroker {
         var configuration = BrokerConfiguration()
         configuration.port = 0
         configuration.database = database ?? FileManager.default.temporaryDirectory
@@ -37,8 +40,9 @@ final class LiveBroker: Sendable {
         configuration.backendKey = backendKey
         configuration.shutdownGraceSeconds = 5
         adjust(&configuration)
-        var logger = Logger(label: "test-broker")
-        logger.logLevel = .warning
+        var standard = Logger(label: "test-broker")
+        standard.logLevel = .warning
+        let logger = logger ?? standard
         return LiveBroker(running: try await RunningBroker.start(configuration: configuration, logger: logger), database: configuration.database)
     }
 

@@ -51,7 +51,8 @@ final class PushFanOutTests: XCTestCase {
         let fanOut = PushFanOut(
             outbox: outbox, pushes: services, retries: PushRetries(),
             schedule: RetrySchedule(baseMilliseconds: 1, capMilliseconds: 2, giveUpAfterMilliseconds: 0), clock: clock.wallClock,
-            metrics: BrokerMetrics().events, logger: Logger(label: "test"))
+            metrics: BrokerMetrics().events, failures: DeliveryFailureLog(logger: Logger(label: "test"), clock: clock.wallClock),
+            logger: Logger(label: "test"))
         return (fanOut, services, outbox, clock)
     }
 

@@ -16,16 +16,20 @@ enum ConfigurationLoader {
     ///   - environment: the process environment; only `LOCATION_BROKER_*` variables are read.
     ///   - flags: settings given on the command line, by file key.
     ///   - forServing: whether the backend key is needed too (`location-broker token` needs only the JWT settings).
+    ///   - validating: whether the settings are checked as a whole (`location-broker backup` reads only where the
+    ///     data is, and needs no secret).
     static func load(
-        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true
+        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true,
+        validating: Bool = true
     ) throws -> BrokerConfiguration {
-        try loadWithSources(file: file, environment: environment, flags: flags, forServing: forServing).configuration
+        try loadWithSources(file: file, environment: environment, flags: flags, forServing: forServing, validating: validating).configuration
     }
 
     /// ``load(file:environment:flags:forServing:)``, also saying where each setting that is not a default came
     /// from: `file PATH`, `environment VARIABLE` or `command line` (for `check-config`).
     static func loadWithSources(
-        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true
+        file: String?, environment: [String: String], flags: [(key: String, value: String)], forServing: Bool = true,
+        validating: Bool = true
     ) throws -> (configuration: BrokerConfiguration, sources: [String: String]) {
         var configuration = BrokerConfiguration()
         var sources: [String: String] = [:]
@@ -51,7 +55,7 @@ enum ConfigurationLoader {
             sources[key] = "command line"
         }
         try readStorePassword(into: &configuration)
-        try validate(configuration, forServing: forServing)
+        if validating { try validate(configuration, forServing: forServing) }
         return (configuration, sources)
     }
 

@@ -31,6 +31,8 @@ struct EventDispatcher: Service {
     let metrics: EventMetrics
     let logger: Logger
     let doorbell: Doorbell
+    /// Failed attempts, at warning, rate-limited.
+    let failures: DeliveryFailureLog
     /// How often the outbox is looked at when nothing rang.
     var tick: Duration = .seconds(1)
     /// Deliveries under way at once on this node, per route.
@@ -95,7 +97,7 @@ struct EventDispatcher: Service {
     private func startPushes(adding add: AddChildTask, inFlight: InFlight) async -> Bool {
         guard let pushes else { return false }
         let fanOut = PushFanOut(
-            outbox: outbox, pushes: pushes, retries: pushRetries, schedule: pushRetryWaits, clock: clock, metrics: metrics, logger: logger)
+            outbox: outbox, pushes: pushes, retries: pushRetries, schedule: pushRetryWaits, clock: clock, metrics: metrics, failures: failures, logger: logger)
         let claimed = await claim(.push, limit: inFlight.free(.push, of: batch))
         inFlight.started(.push, claimed.count)
         for delivery in claimed {
@@ -174,6 +176,7 @@ struct EventDispatcher: Service {
                 try? await outbox.failed(delivery.event.id, route: route, node: node, attempts: delivery.attempts + 1, error: why)
             } else {
                 metrics.attempt(route, "retry")
+                failures.failed(route: route, type: delivery.event.type, reason: why, outcome: "retried")
                 await reschedule(delivery, route: route, error: why, now: now)
             }
         }

@@ -44,7 +44,8 @@ struct EventServices {
             onStored: { doorbell.ring() })
         var dispatcher = EventDispatcher(
             outbox: outbox, webhooks: webhooks, pushes: pushes, node: node,
-            lease: timeout + .seconds(10), clock: clock, metrics: metrics.events, logger: logger, doorbell: doorbell)
+            lease: timeout + .seconds(10), clock: clock, metrics: metrics.events, logger: logger, doorbell: doorbell,
+            failures: DeliveryFailureLog(logger: logger, clock: clock))
         dispatcher.retry.giveUpAfterMilliseconds = Int64(configuration.webhookRetryHours) * 3_600_000
         return EventServices(
             donationEvents: DonationEvents(

@@ -20,6 +20,8 @@ struct PushFanOut: Sendable {
     let schedule: RetrySchedule
     let clock: WallClock
     let metrics: EventMetrics
+    /// Failed attempts, logged at warning at most once a minute.
+    let failures: DeliveryFailureLog
     let logger: Logger
 
     /// The end of a donation's tracking: its push is the donation's last.
@@ -51,8 +53,9 @@ struct PushFanOut: Sendable {
         let giveUpAt = event.occurredAt + Self.retryWindowMilliseconds(message)
         for (subscription, verdict) in verdicts {
             let key = PushRetries.Key(endpoint: subscription.endpoint, donation: event.donation)
-            if case .retry = verdict, now < giveUpAt {
+            if case .retry(let why) = verdict, now < giveUpAt {
                 metrics.attempt(.push, "retry")
+                failures.failed(route: .push, type: event.type, reason: why, outcome: "retried")
                 if retries.wait(key, .init(event: event, message: message, subscription: subscription, giveUpAt: giveUpAt)) {
                     round.loops.append(key)
                 }
@@ -95,8 +98,9 @@ struct PushFanOut: Sendable {
                 continue
             }
             let verdict = await pushes.send(pending.event, message: pending.message, to: pending.subscription, now: attemptAt)
-            if case .retry = verdict {
+            if case .retry(let why) = verdict {
                 metrics.attempt(.push, "retry")
+                failures.failed(route: .push, type: pending.event.type, reason: why, outcome: "retried")
                 attempt += 1
                 continue
             }
@@ -128,10 +132,10 @@ struct PushFanOut: Sendable {
             try? await outbox.removeSubscription(endpoint: subscription.endpoint)
         case .drop(let why):
             metrics.attempt(.push, "failed")
-            logger.warning("a push service refused a push", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
+            failures.failed(route: .push, type: event.type, reason: why, outcome: "dropped")
         case .retry(let why):
             metrics.attempt(.push, "failed")
-            logger.warning("a push was not taken in its window; given up", metadata: ["donation": "\(event.donation)", "why": "\(why)"])
+            failures.failed(route: .push, type: event.type, reason: why, outcome: "given up past its window")
         }
     }
 }

@@ -5,7 +5,8 @@ import Hummingbird
 import TrackingPage
 
 /// Answers a method a known path does not serve with 405 and the `Allow` header (RFC 9110 §15.5.6), instead of
-/// the router's 404, which would say the path does not exist.
+/// the router's 404, which would say the path does not exist. HEAD goes on to the router, which answers it as GET
+/// without the body, except where a GET changes something.
 struct MethodNotAllowedMiddleware: RouterMiddleware {
     package typealias Context = BrokerRequestContext
 
@@ -13,6 +14,9 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     struct Route: Sendable {
         let segments: [String]
         let methods: [HTTPRequest.Method]
+        /// Whether HEAD is answered as GET; not where a GET changes something (PubNub's publish), since a HEAD must
+        /// be safe to send.
+        var headAsGet = true
     }
 
     /// The broker's routes (docs/openapi.yaml, the WebSocket, the tracking page, its map tiles, Leaflet's files and the
@@ -32,7 +36,7 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         Route(segments: ["track", "*"], methods: [.get]),
         Route(segments: ["tiles", "*", "*", "*"], methods: [.get]),
         // The PubNub-compatible endpoints (PubNubRoutes).
-        Route(segments: ["publish", "*", "*", "0", "*", "*", "*"], methods: [.get]),
+        Route(segments: ["publish", "*", "*", "0", "*", "*", "*"], methods: [.get], headAsGet: false),
         Route(segments: ["publish", "*", "*", "0", "*", "*"], methods: [.post]),
         Route(segments: ["v2", "subscribe", "*", "*", "0"], methods: [.get]),
         Route(segments: ["time", "0"], methods: [.get]),
@@ -45,7 +49,7 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: true)
         guard let route = Self.routes.first(where: { Self.matches($0.segments, segments) }),
-            !route.methods.contains(request.method), !(request.method == .head && route.methods.contains(.get))
+            !route.methods.contains(request.method), !(request.method == .head && route.methods.contains(.get) && route.headAsGet)
         else {
             return try await next(request, context)
         }

@@ -147,6 +147,11 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            "v6-release",
+            // The release that last migrated the store, which an older one names when it refuses it (SchemaRelease).
+            ["CREATE TABLE lb_release (version text NOT NULL)"]
+        ),
     ]
 
     /// What a node reads at start.
@@ -199,6 +204,18 @@ enum PostgresSchema {
             for try await version in try await connection.query("SELECT version FROM lb_migrations", logger: logger).decode(String.self) {
                 applied.insert(version)
             }
+            // A store a newer release migrated is refused before anything is written to it.
+            var writtenBy: String?
+            if applied.contains("v6-release") {
+                for try await version in try await connection.query("SELECT version FROM lb_release", logger: logger).decode(String.self) {
+                    writtenBy = version
+                }
+            }
+            if let refusal = SchemaRelease.refusal(
+                store: "PostgreSQL store", applied: applied, known: migrations.map { $0.version }, writtenBy: writtenBy)
+            {
+                throw refusal
+            }
             for migration in migrations where !applied.contains(migration.version) {
                 try await connection.withTransaction(logger: logger) { connection in
                     for statement in migration.statements {
@@ -207,6 +224,10 @@ enum PostgresSchema {
                     try await connection.query("INSERT INTO lb_migrations (version) VALUES (\(migration.version))", logger: logger)
                 }
                 logger.info("migrated the PostgreSQL store", metadata: ["version": "\(migration.version)"])
+            }
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("DELETE FROM lb_release", logger: logger)
+                try await connection.query("INSERT INTO lb_release (version) VALUES (\(BrokerRelease.version))", logger: logger)
             }
             try await connection.query("SELECT pg_advisory_unlock(\(migrationLockKey))", logger: logger)
         } catch {

@@ -99,6 +99,10 @@ struct SQLiteDonationStore: DonationStore {
                     """)
             try db.execute(sql: "CREATE INDEX push_subscription_by_endpoint ON push_subscription (endpoint)")
         }
+        migrator.registerMigration("v5-release") { db in
+            // The release that last opened the database, which an older one names when it refuses it (SchemaRelease).
+            try db.execute(sql: "CREATE TABLE broker_release (version TEXT NOT NULL)")
+        }
         return migrator
     }
 
