@@ -95,7 +95,6 @@ struct Subscriber {
 /// The state of one volunteer's channel. Touched only under its shard's lock.
 final class VolunteerChannel {
     let name: String
-    /// The lowest seq the next kept position may take.
     var nextSeq: Int64
     /// Donations that have not ended and whose volunteer is this channel.
     var donations: [String: DonationGate] = [:] {
@@ -126,10 +125,8 @@ final class VolunteerChannel {
     /// channel without them pays one word.
     var trip: TripState?
 
-    /// A position's seq is the time it was kept, in milliseconds × 1000, or one more than the channel's last
-    /// seq when that is higher (several in one millisecond, another node's clock ahead): it grows, so `since`
-    /// works, and a channel made again, even after a restart, never hands out a seq lower than one it handed out
-    /// before; and it counts nothing, so a donor learns from it only when its own positions arrived.
+    /// Seqs start from the clock (microsecond-scale) so that a channel made again, even after a restart,
+    /// never hands out a seq lower than one it handed out before.
     init(name: String, settings: HubSettings, now: Int64) {
         self.name = name
         self.nextSeq = max(1, now) * 1000

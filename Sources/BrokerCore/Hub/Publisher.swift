@@ -47,9 +47,7 @@ struct Publisher: Sendable {
                 if case .untracked(let reason) = admission { metrics.untracked(reason) }
                 return .success(Hub.PublishOutcome(seq: nil, watchers: 0, untracked: admission.reason))
             }
-            // The clock, not a count: a donor reading seqs learns when its own positions arrived, never how many were
-            // kept for others before its window or during its pause (docs/PROTOCOL.md, "seq").
-            let seq = max(channel.nextSeq, now * 1000)
+            let seq = channel.nextSeq
             let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
             // Asked before the existential is copied out: a single node would otherwise pay its copy and destroy on
             // every publish.
