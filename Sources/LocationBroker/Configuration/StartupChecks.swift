@@ -36,7 +36,9 @@ enum StartupChecks {
     /// The map as the tracking page serves it: its settings, Leaflet's folder, and map_tiles_file opened as MBTiles.
     private static func mapTiles(_ configuration: BrokerConfiguration, logger: Logger) throws {
         do {
-            _ = try TrackingMap(configuration.map, countRefusal: { _ in }, logger: logger)
+            // Silent: a missing Leaflet is a warning, not a refusal, and serve's own map logs it once.
+            let silent = Logger(label: logger.label, factory: { _ in SwiftLogNoOpLogHandler() })
+            _ = try TrackingMap(configuration.map, countRefusal: { _ in }, logger: silent)
         } catch let error as ConfigurationError {
             throw error
         } catch {
