@@ -20,10 +20,14 @@ package final class PollWaker: FrameSink {
 
     /// Wakes the poll (or the next ``wait()``).
     package func wake() {
+        // A waiter takes the wake; with none, it is remembered for the next wait.
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            state.woken = true
-            defer { state.waiter = nil }
-            return state.waiter
+            guard let waiter = state.waiter else {
+                state.woken = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
         }
         waiter?.resume()
     }
@@ -41,7 +45,6 @@ package final class PollWaker: FrameSink {
             }
             if resumeNow { continuation.resume() }
         }
-        state.withLockedValue { $0.woken = false }
     }
 
     // MARK: FrameSink

@@ -17,12 +17,6 @@ extension Hub {
     /// Forgets a poll ``park(_:sink:logger:)`` registered: its sink stops and its subscriptions end. A subscription
     /// still waiting for the cluster's bus is dropped when its shard is joined (it is no longer registered).
     package func unpark(_ connection: ClientConnection) {
-        guard connections.remove(connection) else { return }
-        connection.sink.finish()
-        for channelName in connection.subscribedChannels {
-            channels.locked(channelName, create: false) { channel in
-                _ = channel?.removeSubscriber(connection.id)
-            }
-        }
+        _ = forget(connection)
     }
 }

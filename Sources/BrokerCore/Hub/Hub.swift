@@ -88,13 +88,7 @@ package final class Hub: Sendable {
     /// Forgets a closed connection: its sink stops, its subscriptions end, and the volunteer goes offline with
     /// their last connection.
     package func disconnect(_ connection: ClientConnection) {
-        guard connections.remove(connection) else { return }
-        connection.sink.finish()
-        for channelName in connection.subscribedChannels {
-            channels.locked(channelName, create: false) { channel in
-                _ = channel?.removeSubscriber(connection.id)
-            }
-        }
+        guard forget(connection) else { return }
         channels.locked(connection.identity, create: false) { channel in
             guard let channel else { return }
             channel.connections -= 1
@@ -103,6 +97,18 @@ package final class Hub: Sendable {
             }
         }
         metrics.connectionClosed()
+    }
+
+    /// Unregisters `connection`, stops its sink and ends its subscriptions. - Returns: whether it was registered.
+    func forget(_ connection: ClientConnection) -> Bool {
+        guard connections.remove(connection) else { return false }
+        connection.sink.finish()
+        for channelName in connection.subscribedChannels {
+            channels.locked(channelName, create: false) { channel in
+                _ = channel?.removeSubscriber(connection.id)
+            }
+        }
+        return true
     }
 
     /// Open connections.
