@@ -122,9 +122,9 @@ struct Broker: Sendable {
             .register(on: router, backendKey: configuration.backendKey ?? "")
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
         OwnTracksRoutes(verifier: verifier, hub: hub, metrics: metrics, clock: clock, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        let polls = LongPollSlots(perIdentity: configuration.pubNubMaxPollsPerIdentity, total: configuration.pubNubMaxPolls)
         PubNubRoutes(
-            verifier: verifier, hub: hub, clock: clock,
-            slots: LongPollSlots(perIdentity: configuration.pubNubMaxPollsPerIdentity, total: configuration.pubNubMaxPolls),
+            verifier: verifier, hub: hub, clock: clock, slots: polls,
             budgets: PubNubRefusalBudgets(
                 addressExhausted: { addressRefusals.isExhausted(RefusalBudget.key(for: $0)) },
                 chargeAddress: { _ = addressRefusals.charge(RefusalBudget.key(for: $0)) },
@@ -170,7 +170,7 @@ struct Broker: Sendable {
             configuration: configuration, hub: hub, metrics: metrics, donations: donations, draining: draining, logger: logger,
             // The event services stop after the application, so that what the last requests decided is still stored.
             services: clusterServices + events.services
-                + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub, budgets: [identityRefusals, addressRefusals]), drain]
+                + [listening.map { StartsWhenOpen(latch: $0, service: app) } ?? app, PresenceSweeper(hub: hub, budgets: [identityRefusals, addressRefusals], polls: polls), drain]
                 + (jwks.map { [$0 as any Service] } ?? []))
     }
 

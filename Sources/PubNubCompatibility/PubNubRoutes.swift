@@ -241,13 +241,17 @@ package struct PubNubRoutes: Sendable {
             if seq == 1 || seq <= newest { after[name] = seq }
         }
         if names.count == 1 && after != known { return handshake() }
-        guard slots.take(identity) else {
+        let waker = PollWaker()
+        let holdEndsAt = ContinuousClock.now.advanced(by: hold)
+        guard let slot = slots.take(identity, waker: waker, holdEndsAt: holdEndsAt) else {
             return refuse(
                 .tooManyRequests,
                 .init(.limitReached, "at most \(slots.perIdentity) subscribe requests of one identity are held at once (\(slots.total) in all); retry shortly"))
         }
-        defer { slots.release(identity) }
-        return await longPoll(names: names, after: after, timetoken: timetoken, identity: verified, subscribeKey: subscribeKey, context: context)
+        defer { slots.release(slot) }
+        return await longPoll(
+            names: names, after: after, timetoken: timetoken, identity: verified, subscribeKey: subscribeKey, waker: waker, holdEndsAt: holdEndsAt,
+            context: context)
     }
 
     /// Where a timetoken says the caller stood: a channel's seq for a one-channel subscribe, a kept entry
@@ -279,13 +283,13 @@ package struct PubNubRoutes: Sendable {
 
     /// Answers the positions after `after` as soon as there are some. Until then the request is parked in the hub,
     /// which wakes it when a position of one of its channels is kept, or a donation or the connection changes; it
-    /// is answered empty when ``hold`` has passed, the client goes, or the broker drains, and refused when the
-    /// token expires (``hasExpired(_:)``) or a donation stops allowing it (403, the channel named).
+    /// is answered empty when its hold has passed (``LongPollSlots`` wakes it), the client goes, or the broker
+    /// drains, and refused when the token expires (``hasExpired(_:)``; the hub's sweep of expired tokens wakes it)
+    /// or a donation stops allowing it (403, the channel named). No poll has a timer of its own.
     private func longPoll(
         names: [String], after start: [String: Int64], timetoken: Int64, identity verified: VerifiedIdentity, subscribeKey: String,
-        context: BrokerRequestContext
+        waker: PollWaker, holdEndsAt: ContinuousClock.Instant, context: BrokerRequestContext
     ) async -> Response {
-        let waker = PollWaker()
         let poll = hub.park(verified, sink: waker, logger: context.logger)
         defer { hub.unpark(poll) }
         for name in names {
@@ -296,14 +300,6 @@ package struct PubNubRoutes: Sendable {
         let peer = await PeerClosure.of(context.channel)
         peer?.whenGone { waker.wake() }
         defer { peer?.clear() }
-        // One timer per poll, for the end of its hold or its token, whichever comes first.
-        let untilExpiry = Duration.milliseconds((verified.expiresAt + TokenLeeway.seconds) * 1000 - clock.now())
-        let deadline = ContinuousClock.now.advanced(by: min(hold, max(.zero, untilExpiry)))
-        let timer = Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            waker.wake()
-        }
-        defer { timer.cancel() }
         let unchanged = names.count == 1 ? timetoken : nil
         while true {
             if hasExpired(verified) { return refuse(.forbidden, Self.expiredToken) }
@@ -325,7 +321,7 @@ package struct PubNubRoutes: Sendable {
             if !messages.isEmpty {
                 return PubNubAnswers.subscribe(timetoken: self.timetoken(next, for: verified.identity), subscribeKey: subscribeKey, messages: messages)
             }
-            if ContinuousClock.now >= deadline || peer?.isGone == true || isDraining() || waker.isClosing || Task.isCancelled {
+            if ContinuousClock.now >= holdEndsAt || peer?.isGone == true || isDraining() || waker.isClosing || Task.isCancelled {
                 return PubNubAnswers.subscribe(
                     timetoken: unchanged ?? self.timetoken(start, for: verified.identity), subscribeKey: subscribeKey, messages: [])
             }
