@@ -7,6 +7,8 @@ import NIOConcurrencyHelpers
 package final class ConnectionRegistry: Sendable {
     private let connections = NIOLockedValueBox<[UInt64: ClientConnection]>([:])
     private let nextID = ManagedAtomic<UInt64>(1)
+    /// Tasks waiting for the last connection to go (a draining shutdown), by waiter id.
+    private let emptyWaiters = NIOLockedValueBox<[UInt64: CheckedContinuation<Void, Never>]>([:])
 
     init() {}
 
@@ -20,7 +22,32 @@ package final class ConnectionRegistry: Sendable {
     /// Forgets `connection`.
     /// - Returns: whether it was registered (a second call does nothing).
     func remove(_ connection: ClientConnection) -> Bool {
-        connections.withLockedValue { $0.removeValue(forKey: connection.id) } != nil
+        let (removed, nowEmpty) = connections.withLockedValue { ($0.removeValue(forKey: connection.id) != nil, $0.isEmpty) }
+        if removed && nowEmpty { releaseEmptyWaiters() }
+        return removed
+    }
+
+    /// Returns once no connection is open (at once if none is), or when the task is cancelled.
+    func waitUntilEmpty() async {
+        let id = makeID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                emptyWaiters.withLockedValue { $0[id] = continuation }
+                // Checked after the waiter is registered, so that a last removal in between is never missed: it
+                // either sees this waiter, or this check sees the registry empty.
+                if count == 0 || Task.isCancelled { emptyWaiters.withLockedValue { $0.removeValue(forKey: id) }?.resume() }
+            }
+        } onCancel: {
+            emptyWaiters.withLockedValue { $0.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    private func releaseEmptyWaiters() {
+        let waiters = emptyWaiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Open connections.

@@ -114,6 +114,9 @@ package final class Hub: Sendable {
     /// Open connections.
     package var connectionCount: Int { connections.count }
 
+    /// Returns once no connection (nor held poll) is open, at once if none is, or when the task is cancelled.
+    package func connectionsGone() async { await connections.waitUntilEmpty() }
+
     /// The bytes queued for the fullest connection, for operations and tests.
     package var largestOutboxBytes: Int { connections.all.map(\.sink.queuedBytes).max() ?? 0 }
 

@@ -20,17 +20,27 @@ struct ConnectionDrainService: Service {
         let open = hub.connectionCount
         logger.notice("shutting down: closing websockets with 1001", metadata: ["connections": "\(open)"])
         hub.closeAll(code: CloseCode.goingAway, reason: "server shutting down")
-        let deadline = ContinuousClock.now + grace
-        while hub.connectionCount > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if hub.connectionCount > 0 {
-            logger.warning("shutdown grace ran out; cutting the websockets still open", metadata: ["connections": "\(hub.connectionCount)"])
-            hub.abortAll()
-            let cut = ContinuousClock.now + .seconds(3)
-            while hub.connectionCount > 0 && ContinuousClock.now < cut {
-                try? await Task.sleep(for: .milliseconds(20))
+        guard !(await connectionsGone(within: grace)) else { return }
+        logger.warning("shutdown grace ran out; cutting the websockets still open", metadata: ["connections": "\(hub.connectionCount)"])
+        hub.abortAll()
+        _ = await connectionsGone(within: .seconds(3))
+    }
+
+    /// Waits for the last connection to go, at most `limit`.
+    /// - Returns: whether they all went in time.
+    private func connectionsGone(within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await hub.connectionsGone()
+                return hub.connectionCount == 0
             }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
     }
 }

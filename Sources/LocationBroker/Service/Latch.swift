@@ -1,11 +1,13 @@
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 
-/// A one-way gate: tasks wait until it is opened once, then pass forever.
+/// A one-way gate: tasks wait until it is opened once, then pass forever. A task cancelled while it waits stops
+/// waiting at once.
 final class Latch: Sendable {
     private struct State {
         var open = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var nextID: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -16,20 +18,33 @@ final class Latch: Sendable {
     func open() {
         let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         waiters.forEach { $0.resume() }
     }
 
-    /// Waits until the gate is open.
+    /// Whether the gate has been opened.
+    var isOpen: Bool { state.withLockedValue { $0.open } }
+
+    /// Waits until the gate is open, or the task is cancelled (then ``isOpen`` tells which).
     func wait() async {
-        await withCheckedContinuation { continuation in
-            let isOpen = state.withLockedValue { state -> Bool in
-                if !state.open { state.waiters.append(continuation) }
-                return state.open
+        let id = state.withLockedValue { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Under the lock, so that a cancellation either finds this waiter or is seen here.
+                let passNow = state.withLockedValue { state -> Bool in
+                    if state.open || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if passNow { continuation.resume() }
             }
-            if isOpen { continuation.resume() }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }
@@ -41,11 +56,8 @@ struct StartsWhenOpen: Service {
     let service: any Service
 
     package func run() async throws {
-        let opened = await cancelWhenGracefulShutdown {
-            await latch.wait()
-            return !Task.isCancelled
-        }
-        guard opened, !Task.isCancelled else { return }
+        await cancelWhenGracefulShutdown { await latch.wait() }
+        guard latch.isOpen, !Task.isCancelled else { return }
         try await service.run()
     }
 }

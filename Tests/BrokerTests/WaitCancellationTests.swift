@@ -1,0 +1,80 @@
+import NIOConcurrencyHelpers
+import XCTest
+
+@testable import LocationBroker
+
+/// The broker's own waits end when their task is cancelled (a shutdown), instead of waiting on something that
+/// may never come: a lock whose holder is stuck, a cluster that never joins, connections that never close.
+final class WaitCancellationTests: XCTestCase {
+    func testAWaiterForABusyLockIsCancelledAndTheLockStillServesTheNext() async throws {
+        let lock = AsyncLock()
+        let holderMayGo = Latch()
+        let holding = Latch()
+        let holder = Task {
+            try await lock.withLock {
+                holding.open()
+                await holderMayGo.wait()
+            }
+        }
+        await holding.wait()
+        let waiter = Task { try await lock.withLock { "ran" } }
+        try await Task.sleep(for: .milliseconds(100))
+        waiter.cancel()
+
+        let outcome = try await within(.seconds(5)) { await waiter.result }
+        XCTAssertThrowsError(try outcome.get(), "a cancelled wait throws") { XCTAssertTrue($0 is CancellationError, "\($0)") }
+
+        holderMayGo.open()
+        try await holder.value
+        let next = try await within(.seconds(5)) { try? await lock.withLock { "next" } }
+        XCTAssertEqual(next, "next", "the cancelled waiter took no turn")
+    }
+
+    func testWaitersGetTheLockInTurnWhenNoneIsCancelled() async throws {
+        let lock = AsyncLock()
+        let order = NIOLockedValueBox<[Int]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask { try await lock.withLock { order.withLockedValue { $0.append(index) } } }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(order.withLockedValue { $0.count }, 20)
+    }
+
+    func testAWaitOnALatchThatNeverOpensEndsWhenCancelled() async throws {
+        let latch = Latch()
+        let waiting = Task { await latch.wait() }
+        try await Task.sleep(for: .milliseconds(100))
+        waiting.cancel()
+
+        try await within(.seconds(5)) { await waiting.value }
+        XCTAssertFalse(latch.isOpen)
+    }
+
+    func testALatchLetsEveryWaiterThroughWhenItOpens() async throws {
+        let latch = Latch()
+        let waiters = (0..<5).map { _ in Task { await latch.wait() } }
+        try await Task.sleep(for: .milliseconds(50))
+        latch.open()
+        for waiter in waiters { try await within(.seconds(5)) { await waiter.value } }
+        try await within(.seconds(5)) { await latch.wait() }
+    }
+
+    /// `body`'s result, or a failure when it takes longer than `limit` (the wait under test hung).
+    private func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                XCTFail("still waiting after \(limit)")
+                throw CancellationError()
+            }
+            return value
+        }
+    }
+}
