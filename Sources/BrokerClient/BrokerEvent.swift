@@ -12,16 +12,27 @@ public enum BrokerEvent: Sendable, Equatable {
 
 /// Why a client call failed.
 public struct BrokerClientError: Error, CustomStringConvertible, Equatable {
-    /// What kind of failure, for code that retries.
-    public enum Kind: Sendable, Equatable {
+    /// What kind of failure, for code that retries. A struct rather than an enum, so that a later release can add
+    /// kinds without breaking an app's `switch` (which needs a `default:`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        private enum Code: Sendable, Hashable {
+            case other, upgradeRefused, unreachable, alreadyRunning
+        }
+
+        private let code: Code
+
+        private init(_ code: Code) { self.code = code }
+
         /// Anything else.
-        case other
+        public static let other = Kind(.other)
         /// The server answered the upgrade with something else than 101 (a refused token, 404, 429, 503...).
-        case upgradeRefused
+        public static let upgradeRefused = Kind(.upgradeRefused)
         /// No WebSocket could be opened: refused, unreachable, timed out, TLS.
-        case unreachable
+        public static let unreachable = Kind(.unreachable)
         /// `run()` was called on a client that is already running (or ran): one client, one run.
-        case alreadyRunning
+        public static let alreadyRunning = Kind(.alreadyRunning)
+
+        public var description: String { "\(code)" }
     }
 
     public let description: String
