@@ -293,7 +293,7 @@ package struct PubNubRoutes: Sendable {
         let poll = hub.park(verified, sink: waker, logger: context.logger)
         defer { hub.unpark(poll) }
         for name in names {
-            if let refusal = hub.subscribe(poll, .init(target: .channel(name))) {
+            if let refusal = hub.watch(poll, channel: name) {
                 return refuseCharged(verified.identity, .forbidden, refusal, channels: [name])
             }
         }

@@ -26,8 +26,10 @@ struct Subscriptions: Sendable {
     /// Subscribes `connection` if one of its identity's donations allows it. On success the `subscribed`
     /// reply, then any `since` backlog, are queued under the channel's lock, so no live position can slip
     /// between them or be delivered twice.
+    /// - Parameter answering: `false` for a held poll, which reads what it may see from the history and only
+    ///   needs waking: no reply is built for it.
     /// - Returns: the refusal, or `nil` when subscribed (or waiting for the cluster's bus).
-    func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe) -> BrokerError? {
+    func subscribe(_ connection: ClientConnection, _ request: ClientFrame.Subscribe, answering: Bool = true) -> BrokerError? {
         // A watch link names its one donation: anything else is refused before anything is looked up.
         if let refusal = connection.watch?.refusal(for: request.target) { return refusal }
         // Checked before anything is looked up, so that the limit reveals nothing about other donations.
@@ -75,6 +77,7 @@ struct Subscriptions: Sendable {
             }
             channel.addSubscriber(Subscriber(connection: connection, donation: gate.id))
             connection.recordSubscription(channel: channelName, donation: gate.id)
+            guard answering else { return nil }
             let tracking = gate.state.isTrackable
             // A pause purged this donation's positions; nothing of the volunteer is told while it lasts.
             let allowed = tracking ? channel.history.filter { $0.donations.contains(gate.id) } : []
