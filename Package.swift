@@ -139,6 +139,7 @@ let package = Package(
             name: "BrokerHTTP",
             dependencies: [
                 "BrokerProtocol",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

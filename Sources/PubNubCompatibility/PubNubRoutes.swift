@@ -61,14 +61,13 @@ package struct PubNubRoutes: Sendable {
             return await publish(request, context, message: message.map { Data($0.utf8) })
         }
         router.post("publish/:pubKey/:subKey/0/:channel/:callback") { request, context in
-            do {
-                let body = try await request.body.collect(upTo: maxBodyBytes)
-                return await publish(request, context, message: Data(body.readableBytesView))
-            } catch is NIOTooManyBytesError {
-                return refuse(.contentTooLarge, .init(.tooLarge, "the body is larger than \(maxBodyBytes) bytes"))
+            let body: ByteBuffer
+            do throws(BodyRefusal) {
+                body = try await request.collectBody(upTo: maxBodyBytes)
             } catch {
-                return refuse(.badRequest, .init(.badRequest, "the body could not be read"))
+                return refuse(error.status, error.error)
             }
+            return await publish(request, context, message: Data(body.readableBytesView))
         }
         router.get("v2/subscribe/:subKey/:channels/0") { request, context in await subscribe(request, context) }
         router.get("time/0") { _, _ in PubNubAnswers.time(nowMilliseconds: clock.now()) }
@@ -163,8 +162,7 @@ package struct PubNubRoutes: Sendable {
         case .success(let outcome):
             // Taken, even when kept for nobody (as OwnTracks): an error would make the SDK send it again.
             var response = PubNubAnswers.sent(timetoken: outcome.seq ?? 0)
-            response.headers[Self.trackingHeader] = outcome.tracking ? "true" : "false"
-            if let reason = outcome.untracked { response.headers[Self.untrackedReasonHeader] = reason.rawValue }
+            PublishOutcomeHeaders.set(tracking: outcome.tracking, untracked: outcome.untracked, on: &response.headers)
             return response
         case .failure(let error) where error.code == .rateLimited:
             return refuse(.tooManyRequests, error)
@@ -173,10 +171,6 @@ package struct PubNubRoutes: Sendable {
         }
     }
 
-    /// `true` when the fix was kept for a trackable donation, `false` when it was kept for nobody.
-    static let trackingHeader = HTTPField.Name("X-Location-Broker-Tracking")!
-    /// Why a fix was kept for nobody: the `reason` of a WebSocket `ack` (`before-window`, `too-old`...).
-    static let untrackedReasonHeader = HTTPField.Name("X-Location-Broker-Untracked-Reason")!
 
     // MARK: Subscribe
 

@@ -1,4 +1,5 @@
 import BrokerClient
+import BrokerHTTP
 import BrokerProtocol
 import Foundation
 import HTTPTypes
@@ -89,8 +90,8 @@ final class OwnTracksTests: XCTestCase {
         for minute in 0..<3 {
             let response = try await post(documentedLocation(metresFromHome: 2_000 - Double(minute) * 100, tst: queuedAt + Int64(minute) * 60).0)
             assertAccepted(response)
-            XCTAssertEqual(response.headers[OwnTracksRoutes.trackingHeader], "false")
-            XCTAssertEqual(response.headers[OwnTracksRoutes.untrackedReasonHeader], "before-window")
+            XCTAssertEqual(response.headers[PublishOutcomeHeaders.tracking], "false")
+            XCTAssertEqual(response.headers[PublishOutcomeHeaders.untrackedReason], "before-window")
         }
         XCTAssertEqual(live.metric(#"broker_positions_untracked_total{reason="before-window"}"#), 3)
         // Not live, and not for a donor who subscribes now with since: 0.
@@ -104,8 +105,8 @@ final class OwnTracksTests: XCTestCase {
 
         let (fresh, expected) = documentedLocation(metresFromHome: 700)
         let response = try await post(fresh)
-        XCTAssertEqual(response.headers[OwnTracksRoutes.trackingHeader], "true")
-        XCTAssertNil(response.headers[OwnTracksRoutes.untrackedReasonHeader])
+        XCTAssertEqual(response.headers[PublishOutcomeHeaders.tracking], "true")
+        XCTAssertNil(response.headers[PublishOutcomeHeaders.untrackedReason])
         guard case .position(let update) = try await donor.next() else { return XCTFail("the fresh fix did not arrive") }
         XCTAssertEqual(update.position, expected)
         await donor.close()

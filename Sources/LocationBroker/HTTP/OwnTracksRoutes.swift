@@ -109,8 +109,7 @@ struct OwnTracksRoutes: Sendable {
             // OwnTracks drops a fix once it is answered 200, so a fix kept for nobody is still accepted (a refusal
             // would make the app send it again and again); the headers tell a person or a script what became of it.
             var response = Self.acceptedResponse()
-            response.headers[Self.trackingHeader] = outcome.tracking ? "true" : "false"
-            if let reason = outcome.untracked { response.headers[Self.untrackedReasonHeader] = reason.rawValue }
+            PublishOutcomeHeaders.set(tracking: outcome.tracking, untracked: outcome.untracked, on: &response.headers)
             return response
         case .failure(let error) where error.code == .rateLimited:
             return refuse(.tooManyRequests, error)
@@ -119,11 +118,6 @@ struct OwnTracksRoutes: Sendable {
             return refuse(.internalServerError, error)
         }
     }
-
-    /// `true` when the fix was kept for a trackable donation, `false` when it was kept for nobody.
-    static let trackingHeader = HTTPField.Name("X-Location-Broker-Tracking")!
-    /// Why a fix was kept for nobody: the `reason` of a WebSocket `ack` (`before-window`, `too-old`...).
-    static let untrackedReasonHeader = HTTPField.Name("X-Location-Broker-Untracked-Reason")!
 
     private static func acceptedResponse() -> Response {
         Response(
