@@ -85,24 +85,10 @@ enum PubNubAnswers {
         return json(body)
     }
 
-    /// `text` as a JSON string: the quote, the backslash and control characters escaped (RFC 8259 §7), the rest
-    /// as it is. Written out rather than through a `JSONEncoder`, which cost more than the rest of an answer.
+    /// `text` as a JSON string, escaped as the WebSocket's frames escape theirs.
     static func quoted(_ text: String) -> String {
-        var quoted = "\""
-        quoted.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
+        var bytes: [UInt8] = []
+        PositionFrameEncoder.appendString(&bytes, text)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import PubNubCompatibility
 
 /// Held polls: bounded per identity and in all, and ended by one sweep for all of them instead of a timer each.
@@ -47,26 +48,10 @@ final class LongPollSlotsTests: XCTestCase {
             await holding.wait()
             holdingWoken.withLockedValue { $0 = true }
         }
-        try await withDeadline(.seconds(5)) { await endedWait.value }
+        try await endedWait.value(waitingFor: "the ended poll is woken", deadline: .now + .seconds(5))
         try await Task.sleep(for: .milliseconds(200))
         XCTAssertFalse(holdingWoken.withLockedValue { $0 }, "a poll still within its hold is not woken")
         holding.wake()
-        try await withDeadline(.seconds(5)) { await holdingWait.value }
-    }
-
-    private func withDeadline(_ limit: Duration, _ body: @escaping @Sendable () async -> Void) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await body()
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return false
-            }
-            let finishedFirst = try await group.next() ?? false
-            group.cancelAll()
-            XCTAssertTrue(finishedFirst, "not woken within \(limit)")
-        }
+        try await holdingWait.value(waitingFor: "the holding poll is woken", deadline: .now + .seconds(5))
     }
 }

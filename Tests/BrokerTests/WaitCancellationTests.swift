@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// The broker's own waits end when their task is cancelled (a shutdown), instead of waiting on something that
@@ -21,12 +22,12 @@ final class WaitCancellationTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(100))
         waiter.cancel()
 
-        let outcome = try await within(.seconds(5)) { await waiter.result }
+        let outcome = try await withDeadline("the cancelled waiter returns", deadline: .now + .seconds(5)) { await waiter.result }
         XCTAssertThrowsError(try outcome.get(), "a cancelled wait throws") { XCTAssertTrue($0 is CancellationError, "\($0)") }
 
         holderMayGo.open()
         try await holder.value
-        let next = try await within(.seconds(5)) { try? await lock.withLock { "next" } }
+        let next = try await withDeadline("the next waiter gets the lock", deadline: .now + .seconds(5)) { try? await lock.withLock { "next" } }
         XCTAssertEqual(next, "next", "the cancelled waiter took no turn")
     }
 
@@ -48,7 +49,7 @@ final class WaitCancellationTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(100))
         waiting.cancel()
 
-        try await within(.seconds(5)) { await waiting.value }
+        try await waiting.value(waitingFor: "the cancelled wait returns", deadline: .now + .seconds(5))
         XCTAssertFalse(latch.isOpen)
     }
 
@@ -57,24 +58,7 @@ final class WaitCancellationTests: XCTestCase {
         let waiters = (0..<5).map { _ in Task { await latch.wait() } }
         try await Task.sleep(for: .milliseconds(50))
         latch.open()
-        for waiter in waiters { try await within(.seconds(5)) { await waiter.value } }
-        try await within(.seconds(5)) { await latch.wait() }
-    }
-
-    /// `body`'s result, or a failure when it takes longer than `limit` (the wait under test hung).
-    private func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                XCTFail("still waiting after \(limit)")
-                throw CancellationError()
-            }
-            return value
-        }
+        for waiter in waiters { try await waiter.value(waitingFor: "the open latch lets the waiter through", deadline: .now + .seconds(5)) }
+        try await withDeadline("an open latch lets a new wait through", deadline: .now + .seconds(5)) { await latch.wait() }
     }
 }

@@ -9,44 +9,35 @@ final class ConnectionsGoneTests: XCTestCase {
         let (first, _) = fixture.connect(fixture.donor)
         let (second, _) = fixture.connect(fixture.volunteer)
         let hub = fixture.hub
-        let gone = Task { await hub.connectionsGone() }
+        let gone = Task { await hub.connectionsGone(before: .now + .seconds(5)) }
 
         fixture.hub.disconnect(first)
-        try await Task.sleep(for: .milliseconds(100))
+        let stillOneOpen = await hub.connectionsGone(before: .now + .milliseconds(100))
+        XCTAssertFalse(stillOneOpen, "one connection is still open")
         XCTAssertEqual(fixture.hub.connectionCount, 1)
         fixture.hub.disconnect(second)
 
-        try await waitFor(gone, within: .seconds(5))
+        let started = ContinuousClock.now
+        let emptied = await gone.value
+        XCTAssertTrue(emptied, "still waiting after 5 s")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "woken by the last connection, not by the deadline")
         XCTAssertEqual(fixture.hub.connectionCount, 0)
     }
 
     func testTheWaitEndsAtOnceWithNoConnectionAndWhenCancelled() async throws {
         let fixture = HubFixture()
         let hub = fixture.hub
-        try await waitFor(Task { await hub.connectionsGone() }, within: .seconds(5))
+        let emptyAlready = await hub.connectionsGone(before: .now + .seconds(5))
+        XCTAssertTrue(emptyAlready)
 
         _ = fixture.connect(fixture.donor)
-        let waiting = Task { await hub.connectionsGone() }
+        let waiting = Task { await hub.connectionsGone(before: .now + .seconds(30)) }
         try await Task.sleep(for: .milliseconds(50))
+        let cancelledAt = ContinuousClock.now
         waiting.cancel()
-        try await waitFor(waiting, within: .seconds(5))
+        let emptied = await waiting.value
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "still waiting after 5 s")
+        XCTAssertFalse(emptied)
         XCTAssertEqual(fixture.hub.connectionCount, 1, "cancelled, not emptied")
-    }
-
-    private func waitFor(_ task: Task<Void, Never>, within limit: Duration) async throws {
-        let finished = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await task.value
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-        XCTAssertTrue(finished, "still waiting after \(limit)")
     }
 }

@@ -27,9 +27,17 @@ package final class ConnectionRegistry: Sendable {
         return removed
     }
 
-    /// Returns once no connection is open (at once if none is), or when the task is cancelled.
-    func waitUntilEmpty() async {
+    /// Waits until no connection is open (at once if none is), at most until `deadline`, or until the task is
+    /// cancelled.
+    /// - Returns: whether none is open.
+    func waitUntilEmpty(before deadline: ContinuousClock.Instant) async -> Bool {
         let id = makeID()
+        let waiters = emptyWaiters
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            waiters.withLockedValue { $0.removeValue(forKey: id) }?.resume()
+        }
+        defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 emptyWaiters.withLockedValue { $0[id] = continuation }
@@ -40,6 +48,7 @@ package final class ConnectionRegistry: Sendable {
         } onCancel: {
             emptyWaiters.withLockedValue { $0.removeValue(forKey: id) }?.resume()
         }
+        return count == 0
     }
 
     private func releaseEmptyWaiters() {

@@ -114,8 +114,11 @@ package final class Hub: Sendable {
     /// Open connections.
     package var connectionCount: Int { connections.count }
 
-    /// Returns once no connection (nor held poll) is open, at once if none is, or when the task is cancelled.
-    package func connectionsGone() async { await connections.waitUntilEmpty() }
+    /// Waits until no connection (nor held poll) is open, at most until `deadline`, or until the task is cancelled.
+    /// - Returns: whether none is open.
+    package func connectionsGone(before deadline: ContinuousClock.Instant) async -> Bool {
+        await connections.waitUntilEmpty(before: deadline)
+    }
 
     /// The bytes queued for the fullest connection, for operations and tests.
     package var largestOutboxBytes: Int { connections.all.map(\.sink.queuedBytes).max() ?? 0 }

@@ -20,28 +20,10 @@ struct ConnectionDrainService: Service {
         let open = hub.connectionCount
         logger.notice("shutting down: closing websockets with 1001", metadata: ["connections": "\(open)"])
         hub.closeAll(code: CloseCode.goingAway, reason: "server shutting down")
-        guard !(await connectionsGone(within: grace)) else { return }
+        guard !(await hub.connectionsGone(before: .now + grace)) else { return }
         logger.warning("shutdown grace ran out; cutting the websockets still open", metadata: ["connections": "\(hub.connectionCount)"])
         hub.abortAll()
-        _ = await connectionsGone(within: .seconds(3))
-    }
-
-    /// Waits for the last connection to go, at most `limit`.
-    /// - Returns: whether they all went in time.
-    private func connectionsGone(within limit: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await hub.connectionsGone()
-                return hub.connectionCount == 0
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        _ = await hub.connectionsGone(before: .now + .seconds(3))
     }
 }
 
