@@ -36,13 +36,14 @@ public struct DeliveryChecker: Sendable {
         public func contains(_ time: Int64) -> Bool { time >= start && end.map { time <= $0 } ?? true }
     }
 
-    /// A position the broker acknowledged as kept, and the index of the window it was kept in.
+    /// A position the broker acknowledged as kept, by the fix's timestamp (the donor's seqs are numbered in its
+    /// own view, not the volunteer's), and the index of the window it was kept in.
     public struct Kept: Sendable, Equatable {
-        public var seq: Int64
+        public var timestamp: Int64
         public var window: Int
 
-        public init(seq: Int64, window: Int) {
-            self.seq = seq
+        public init(timestamp: Int64, window: Int) {
+            self.timestamp = timestamp
             self.window = window
         }
     }
@@ -63,8 +64,6 @@ public struct DeliveryChecker: Sendable {
     public private(set) var arrivals: Set<Destination> = []
     /// Whether the donor was subscribed when the trip paused at the door (so it must have had the home arrival).
     public private(set) var sawPause = false
-    private var firstSeq: Int64?
-    private var receivedSeqs: [Int64] = []
     private var timestamps: [(seq: Int64, timestamp: Int64)] = []
     private var lastPosition: Position?
     /// Whether the frame just before was a live position (not a `since` backlog one).
@@ -129,13 +128,9 @@ public struct DeliveryChecker: Sendable {
     }
 
     private mutating func accept(seq: Int64, position: Position) {
-        if firstSeq == nil { firstSeq = seq }
         maxSeq = seq
         received += 1
-        if receivedSeqs.count < 100_000 {
-            receivedSeqs.append(seq)
-            timestamps.append((seq, position.timestamp))
-        }
+        if timestamps.count < 100_000 { timestamps.append((seq, position.timestamp)) }
         lastPosition = position
     }
 
@@ -200,17 +195,17 @@ public struct DeliveryChecker: Sendable {
         if endReason == .delivered && reached.contains(.institution) && !arrivals.contains(.institution) {
             report(.arrival, "delivered without an arrival at the institution")
         }
-        guard let firstSeq else { return }
+        guard let first = timestamps.first, let newest = timestamps.last else { return }
         // Every position kept after the first one seen must arrive, up to the last seen unless the end was seen
         // live; except those of a window that closed while the donor was away (the broker forgets them).
-        let upper = endReason == nil ? (maxSeq ?? firstSeq) : Int64.max
-        let got = Set(receivedSeqs)
+        let upper = endReason == nil ? newest.timestamp : Int64.max
+        let got = Set(timestamps.map(\.timestamp))
         let missing = kept.filter { position in
-            guard position.seq >= firstSeq, position.seq <= upper, !got.contains(position.seq) else { return false }
+            guard position.timestamp >= first.timestamp, position.timestamp <= upper, !got.contains(position.timestamp) else { return false }
             return !closedWhileAway(windows.indices.contains(position.window) ? windows[position.window] : nil)
         }
         if let first = missing.first {
-            report(.lost, "\(missing.count) kept position(s) never arrived (first seq \(first.seq))")
+            report(.lost, "\(missing.count) kept position(s) never arrived (the first taken at \(first.timestamp))")
         }
         lostCount = missing.count
     }

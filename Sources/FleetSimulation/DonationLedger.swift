@@ -78,11 +78,11 @@ public final class DonationLedger: Sendable {
         }
     }
 
-    /// The broker kept a position of this donation under `seq`, in its current window.
-    public func kept(_ donation: String, seq: Int64) {
+    /// The broker kept the fix of this donation taken at `timestamp`, in its current window.
+    public func kept(_ donation: String, timestamp: Int64) {
         entries.withLockedValue { entries in
             guard let window = entries[donation]?.windows.count, window > 0 else { return }
-            entries[donation]?.kept.append(.init(seq: seq, window: window - 1))
+            entries[donation]?.kept.append(.init(timestamp: timestamp, window: window - 1))
         }
     }
 

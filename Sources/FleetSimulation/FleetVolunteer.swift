@@ -285,8 +285,8 @@ struct FleetVolunteer: Sendable {
             for _ in 0..<8 {
                 switch try await connection.next(timeout: .seconds(10)) {
                 case .ack(let ack) where ack.re == id:
-                    if ack.tracking, let seq = ack.seq {
-                        context.ledger.kept(trip.id, seq: seq)
+                    if ack.tracking {
+                        context.ledger.kept(trip.id, timestamp: fix.timestamp)
                         context.stats.update { $0.kept += 1 }
                         noteArrival(trip: trip, fix: fix)
                     }

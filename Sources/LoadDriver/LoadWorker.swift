@@ -175,7 +175,7 @@ public struct LoadWorker: Sendable {
                 box.value.sent += 1
                 stats.add(.published)
                 // The baseline forwards what it gets, so its publisher sends the frame the broker would deliver,
-                // its seq counted here as the broker counts it per channel.
+                // its seq counted here as the broker counts a donor's view.
                 let frame =
                     baseline
                     ? LoadClient.baselineFrame(position, channel: box.value.channel, seq: Int64(box.value.sent), allocator: channel.allocator)

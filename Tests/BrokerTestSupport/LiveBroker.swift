@@ -171,11 +171,13 @@ extension BrokerConnection {
         return ack
     }
 
-    /// Publishes a position that must be kept, and returns its seq.
-    func publishKept(_ position: Position) async throws -> Int64 {
+    /// Publishes a position that must be kept, and returns it. A donor receives it under their own donation's seq,
+    /// which is not the volunteer's (the ack's): a test follows a position by what it is.
+    @discardableResult
+    func publishKept(_ position: Position) async throws -> Position {
         let ack = try await publish(position)
-        guard let seq = ack.seq else { throw BrokerClientError("the position was not kept: \(ack)") }
-        return seq
+        guard ack.seq != nil else { throw BrokerClientError("the position was not kept: \(ack)") }
+        return position
     }
 
     /// Proves that nothing is queued for this connection: a request whose reply must be the very next frame.

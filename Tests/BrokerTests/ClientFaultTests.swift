@@ -43,7 +43,12 @@ final class ClientFaultTests: XCTestCase {
             return ContinuousClock.now - start
         }
 
+        /// The seqs of the positions yielded, in the donor's view.
         var positions: [Int64] { all.compactMap { if case .position(let seq, _) = $0 { seq } else { nil } } }
+        /// The positions yielded.
+        var fixes: [Position] { all.compactMap { if case .position(_, let fix) = $0 { fix } else { nil } } }
+        /// The seq `fix` was yielded under.
+        func seq(of fix: Position) -> Int64? { all.lazy.compactMap { if case .position(let seq, fix) = $0 { seq } else { nil } }.first }
     }
 
     /// A broker, a proxy, a watcher of d-1 through the proxy and a volunteer connected directly.
@@ -101,12 +106,17 @@ final class ClientFaultTests: XCTestCase {
         try await scenario.stop()
     }
 
-    private func isPosition(_ seq: Int64) -> (DonationEvent) -> Bool {
-        { if case .position(seq, _) = $0 { true } else { false } }
+    /// How tracker-watch's plain output shows `fix`: its latitude, to five decimals.
+    private static func shown(_ fix: Position) -> String {
+        "lat=\((fix.lat * 100_000).rounded() / 100_000) "
+    }
+
+    private func isPosition(_ fix: Position) -> (DonationEvent) -> Bool {
+        { if case .position(_, fix) = $0 { true } else { false } }
     }
 
     /// Connects the volunteer, waits for the watcher's subscription and shows one position.
-    private func begin(_ scenario: Scenario) async throws -> (BrokerConnection, Int64) {
+    private func begin(_ scenario: Scenario) async throws -> (BrokerConnection, Position) {
         let volunteer = try await scenario.live.connect("vol@example.org")
         try await scenario.recorder.wait(for: "connected") { $0 == .connection(.connected) }
         let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
@@ -115,14 +125,15 @@ final class ClientFaultTests: XCTestCase {
     }
 
     /// After a fault: a position published now must reach the watcher; returns the time it took.
-    private func recover(_ scenario: Scenario, volunteer: BrokerConnection, after first: Int64, fault: String, within limit: Duration) async throws {
+    private func recover(_ scenario: Scenario, volunteer: BrokerConnection, after first: Position, fault: String, within limit: Duration) async throws {
         let start = ContinuousClock.now
         let next = try await volunteer.publishKept(position(metresFromHome: 1_000))
         try await scenario.recorder.wait(for: "the position published after the \(fault)", within: limit, isPosition(next))
         let took = ContinuousClock.now - start
         print("ClientFaultTests: \(fault): recovered in \(took)")
         XCTAssertTrue(scenario.recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } })
-        XCTAssertTrue(scenario.recorder.all.contains(.connection(.reconnected(since: first))), "resumed with since = \(first)")
+        let firstSeq = try XCTUnwrap(scenario.recorder.seq(of: first))
+        XCTAssertTrue(scenario.recorder.all.contains(.connection(.reconnected(since: firstSeq))), "resumed with since = \(firstSeq)")
         XCTAssertEqual(scenario.recorder.positions, scenario.recorder.positions.sorted(), "seq order")
         XCTAssertEqual(Set(scenario.recorder.positions).count, scenario.recorder.positions.count, "each seq once")
     }
@@ -141,7 +152,7 @@ final class ClientFaultTests: XCTestCase {
             print("ClientFaultTests: delayed path (400 ms each way): the last position arrived \(took) after the volunteer had its ack")
             // Two heartbeats more on the slow path: the keepalive must not take it for dead.
             try await Task.sleep(for: .seconds(2))
-            XCTAssertEqual(scenario.recorder.positions, published)
+            XCTAssertEqual(scenario.recorder.fixes, published)
             XCTAssertFalse(scenario.recorder.all.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "\(scenario.recorder.all)")
             await volunteer.close()
         }
@@ -230,14 +241,14 @@ final class ClientFaultTests: XCTestCase {
             let volunteer = try await live.connect("vol@example.org")
             try await waitUntil("tracker-watch subscribed") { text().contains(" subscribed ") }
             let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
-            try await waitUntil("the first position shown") { text().contains("seq=\(first)") }
+            try await waitUntil("the first position shown") { text().contains(Self.shown(first)) }
             proxy.silence()
             let cut = ContinuousClock.now
             let next = try await volunteer.publishKept(position(metresFromHome: 1_200))
             // On a timeout the assertion below shows what the watcher printed.
-            try? await waitUntil("a newer position shown", deadline: cut + .seconds(30), poll: .milliseconds(100)) { text().contains("seq=\(next)") }
+            try? await waitUntil("a newer position shown", deadline: cut + .seconds(30), poll: .milliseconds(100)) { text().contains(Self.shown(next)) }
             let took = ContinuousClock.now - cut
-            XCTAssertTrue(text().contains("seq=\(next)"), "no newer position within 30 s:\n\(text())")
+            XCTAssertTrue(text().contains(Self.shown(next)), "no newer position within 30 s:\n\(text())")
             print("ClientFaultTests: tracker-watch, silent path, heartbeat 5 s: recovered in \(took)")
             try await live.put("d-1", state: .cancelled)
             try await waitUntil("tracker-watch exited") { !watcher.isRunning }
@@ -258,7 +269,7 @@ final class ClientFaultTests: XCTestCase {
         try await withScenario { scenario in
             var random = SeededRandom(seed: 14)
             let (volunteer, first) = try await begin(scenario)
-            var kept: [Int64] = [first]
+            var kept: [Position] = [first]
             var metres = 1_400.0
             for step in 0..<24 {
                 if step % 4 == 3 {
@@ -276,20 +287,21 @@ final class ClientFaultTests: XCTestCase {
             }
             let expected = kept
             try await scenario.recorder.wait(for: "every kept position", within: .seconds(20)) { _ in
-                Set(scenario.recorder.positions).isSuperset(of: expected)
+                Set(scenario.recorder.fixes.map(\.timestamp)).isSuperset(of: expected.map(\.timestamp))
             }
             // The trip goes on: a pause, a resume, one more position, delivered.
             try await scenario.live.put("d-1", state: .pickedByVolunteer)
             try await scenario.live.put("d-1", state: .beingTakenTo)
             try await scenario.recorder.wait(for: "the resume") { $0 == .resumed(.beingTakenTo, destination: .institution) }
             kept.append(try await volunteer.publishKept(position(metresFromHome: 500)))
-            let last = kept.last ?? 0
+            let last = try XCTUnwrap(kept.last)
             try await scenario.recorder.wait(for: "the position after the resume", isPosition(last))
             try await scenario.live.put("d-1", state: .delivered)
             let end = try await scenario.run.value(waitingFor: "the watcher ended on delivered")
             try await scenario.reader.value(waitingFor: "every event recorded")
             XCTAssertEqual(end, .unsubscribed(.delivered))
-            XCTAssertEqual(scenario.recorder.positions, kept, "every kept position once, in seq order")
+            XCTAssertEqual(scenario.recorder.fixes, kept, "every kept position once, in order")
+            XCTAssertEqual(scenario.recorder.positions, scenario.recorder.positions.sorted(), "in seq order")
             XCTAssertEqual(scenario.recorder.all.last, .ended(.unsubscribed(.delivered)))
             let reconnects = scenario.recorder.all.filter { if case .connection(.reconnected) = $0 { true } else { false } }.count
             XCTAssertGreaterThanOrEqual(reconnects, 2, "the faults did cut the watcher off (a fault that lands while it is already reconnecting cuts nothing)")

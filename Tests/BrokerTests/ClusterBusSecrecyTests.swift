@@ -32,7 +32,7 @@ final class ClusterBusSecrecyTests: XCTestCase {
                 let fix = position(metresFromHome: metres)
                 published.append(fix)
                 let seq = try await volunteer.publishKept(fix)
-                let delivered = try await ClusterFixture.nextPosition(donor).seq
+                let delivered = try await ClusterFixture.nextPosition(donor).position
                 XCTAssertEqual(delivered, seq, "the position crossed nodes")
             }
             try await ClusterFixture.put("donation-secret-7", on: b, donor: donorID, volunteer: volunteerID, state: .pickedByVolunteer, home: home, institution: institution)
@@ -72,7 +72,7 @@ final class ClusterBusSecrecyTests: XCTestCase {
             _ = try await ClusterFixture.subscribe(donor, to: "d-real")
             let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
             let first = try await volunteer.publishKept(position(metresFromHome: 1_000))
-            let got = try await ClusterFixture.nextPosition(donor).seq
+            let got = try await ClusterFixture.nextPosition(donor).position
             XCTAssertEqual(got, first)
             try await waitUntil("the eavesdropper heard the position") { eve.heardOn.contains { $0.channel != PostgresDonationStore.eventChannel } }
             let captured = eve.heardOn
@@ -87,7 +87,7 @@ final class ClusterBusSecrecyTests: XCTestCase {
             try await eve.notify(#"{"k":"d","n":"forger","r":900000000,"id":"d-forged","d":\#(donationBody)}"#)
             // The attacker cannot tell the volunteer's shard (a keyed hash): the forged position goes on every one.
             for channel in Eavesdropper.channels {
-                try await eve.notify(#"{"k":"p","n":"forger","c":"\#(volunteerID)","s":\#(first + 1_000),"p":{"lat":51.5,"lon":-0.12,"accuracy":5,"timestamp":\#(now)},"t":["d-real"],"ls":\#(now)}"#, on: channel)
+                try await eve.notify(#"{"k":"p","n":"forger","c":"\#(volunteerID)","s":\#(now * 1_000 + 1_000_000),"p":{"lat":51.5,"lon":-0.12,"accuracy":5,"timestamp":\#(now)},"t":["d-real"],"ls":\#(now)}"#, on: channel)
             }
             // Sealed-looking, but not sealed with the secret.
             try await eve.notify(ClusterKeys.prefix + Data(repeating: 7, count: 120).base64EncodedString())
@@ -108,7 +108,7 @@ final class ClusterBusSecrecyTests: XCTestCase {
             // The donor's next position is the volunteer's next one: nothing forged or replayed came between.
             let second = try await volunteer.publishKept(position(metresFromHome: 800))
             let next = try await ClusterFixture.nextPosition(donor)
-            XCTAssertEqual(next.seq, second, "the donor got \(next)")
+            XCTAssertEqual(next.position, second, "the donor got \(next)")
             try await donor.expectNothingPending()
         } catch {
             await eve.stop()

@@ -137,7 +137,7 @@ final class ClusterCatchUpTests: XCTestCase {
         let third = try await volunteer.publishKept(position(metresFromHome: 700))
         let afterCut = try await ClusterFixture.nextPosition(donor)
         let next = try await ClusterFixture.nextPosition(donor)
-        XCTAssertEqual([afterCut.seq, next.seq], [second, third])
+        XCTAssertEqual([afterCut.position, next.position], [second, third])
     }
 
     /// The path to PostgreSQL goes silent under node a (no FIN, no RST: a firewall or a NAT that forgot the
@@ -156,7 +156,7 @@ final class ClusterCatchUpTests: XCTestCase {
         proxy.silence()
         let second = try await volunteer.publishKept(position(metresFromHome: 800))
         let afterSilence = try await ClusterFixture.nextPosition(donor, within: .seconds(30))
-        XCTAssertEqual(afterSilence.seq, second)
+        XCTAssertEqual(afterSilence.position, second)
     }
 
     /// The volunteer on node `a` and the donor of their donation on node `b`, once a first position has crossed.
@@ -167,7 +167,7 @@ final class ClusterCatchUpTests: XCTestCase {
         let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
         let first = try await volunteer.publishKept(position(metresFromHome: 900))
         let crossed = try await ClusterFixture.nextPosition(donor)
-        XCTAssertEqual(crossed.seq, first)
+        XCTAssertEqual(crossed.position, first)
         return (volunteer, donor)
     }
 }

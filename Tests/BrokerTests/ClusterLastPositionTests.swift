@@ -35,7 +35,7 @@ final class ClusterLastPositionTests: XCTestCase {
         let c = try await startNode("c", store: store)
         let donor = try await ClusterFixture.connect(donorID, to: c)
         let subscribed = try await ClusterFixture.subscribe(donor, to: "d-stored-1")
-        XCTAssertEqual(subscribed.last?.seq, seq)
+        XCTAssertEqual(subscribed.last?.position, seq)
 
         try await server.psql("UPDATE lb_last_positions SET kept_at = now() - interval '1 hour'", database: database)
         try await waitUntil("the old row is swept") { try await rows(server, database) == 0 }

@@ -12,7 +12,7 @@ final class ClusterSealTests: XCTestCase {
     private let old = ClusterKeys(secrets: ["old-secret-0123456789-0123456789-0123"])
     private let rotated = ClusterKeys(secrets: ["new-secret-0123456789-0123456789-0123", "old-secret-0123456789-0123456789-0123"])
     private let event = ClusterEvent.position(
-        origin: "a", channel: "vol@example.org", seq: 42, position: position(metresFromHome: 100), donations: ["d-1"], seenAt: 1)
+        origin: "a", channel: "vol@example.org", seq: 42, position: position(metresFromHome: 100), donations: ["d-1"], viewSeqs: nil, seenAt: 1)
 
     func testASealedEventOpensOnlyForItsPurposeAndChannel() throws {
         let sealed = try event.sealed(with: old, channel: "lb_events")
@@ -43,11 +43,14 @@ final class ClusterSealTests: XCTestCase {
         for (index, text) in strings.enumerated() {
             let position = positions[index % positions.count]
             let donations = index % 2 == 0 ? [text, "d-2"] : []
-            let event = ClusterEvent.position(origin: text, channel: text, seq: Int64(index) - 3, position: position, donations: donations, seenAt: Int64.max)
+            // Events from a sender that numbers each donation's view, and from one that does not.
+            let viewSeqs = index % 3 == 0 ? nil : donations.indices.map { Int64($0) * 7 - 1 }
+            let event = ClusterEvent.position(
+                origin: text, channel: text, seq: Int64(index) - 3, position: position, donations: donations, viewSeqs: viewSeqs, seenAt: Int64.max)
             XCTAssertEqual(try ClusterEvent(sealed: try event.sealed(with: old, channel: "lb_events_s1"), keys: old, channel: "lb_events_s1"), event)
             let written = try JSONSerialization.jsonObject(with: try event.plaintext()) as? NSDictionary
             let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(PositionWire(
-                k: "p", n: text, c: text, s: Int64(index) - 3, p: position, t: donations, ls: Int64.max))) as? NSDictionary
+                k: "p", n: text, c: text, s: Int64(index) - 3, p: position, t: donations, v: viewSeqs, ls: Int64.max))) as? NSDictionary
             XCTAssertEqual(written, encoded, "\(text.debugDescription)")
         }
     }
@@ -60,6 +63,7 @@ final class ClusterSealTests: XCTestCase {
         var s: Int64
         var p: Position
         var t: [String]
+        var v: [Int64]?
         var ls: Int64
     }
 
@@ -72,7 +76,7 @@ final class ClusterSealTests: XCTestCase {
     }
 
     func testAStoredLastPositionIsKeyedByAKeyedHashAndCannotMoveToAnotherRow() throws {
-        let last = LastPosition(channel: "vol@example.org", seq: 9, position: position(metresFromHome: 50), donations: ["d-1"], seenAt: 5)
+        let last = LastPosition(channel: "vol@example.org", seq: 9, position: position(metresFromHome: 50), donations: ["d-1"], viewSeqs: nil, seenAt: 5)
         let (key, sealed) = try SealedLastPosition.seal(last, keys: old)
         XCTAssertEqual(try SealedLastPosition.open(channelKey: key, sealed: sealed, keys: rotated), last)
         XCTAssertFalse(key.contains("vol") || sealed.contains("vol@example.org") || sealed.contains("d-1"))
@@ -88,8 +92,8 @@ final class ClusterSealTests: XCTestCase {
     func testAStoredRowMadeOfAPositionEventsPlaintextOpensAsThatPosition() throws {
         let key = old.channelKey("vol@example.org")
         let sealed = try SealedLastPosition.seal(positionEvent: try event.plaintext(), channelKey: key, keys: old)
-        guard case .position(_, _, _, let kept, _, _) = event else { return XCTFail("the event is a position") }
-        let expected = LastPosition(channel: "vol@example.org", seq: 42, position: kept, donations: ["d-1"], seenAt: 1)
+        guard case .position(_, _, _, let kept, _, _, _) = event else { return XCTFail("the event is a position") }
+        let expected = LastPosition(channel: "vol@example.org", seq: 42, position: kept, donations: ["d-1"], viewSeqs: nil, seenAt: 1)
         XCTAssertEqual(try SealedLastPosition.open(channelKey: key, sealed: sealed, keys: rotated), expected)
         XCTAssertFalse(sealed.contains("vol@example.org") || sealed.contains("d-1"))
         XCTAssertThrowsError(try SealedLastPosition.open(channelKey: old.channelKey("someone@example.org"), sealed: sealed, keys: old), "moved to another row")

@@ -45,13 +45,13 @@ final class ClusterShardTests: XCTestCase {
         // Node b joins the shard for this donor: `last` comes from the store (b never heard that position).
         let donor = try await ClusterFixture.connect(donorID, to: b)
         let subscribed = try await ClusterFixture.subscribe(donor, to: "d-shard")
-        XCTAssertEqual(subscribed.last?.seq, before, "the donor's last position, read from the store")
+        XCTAssertEqual(subscribed.last?.position, before, "the donor's last position, read from the store")
         XCTAssertEqual(subscribed.online, true)
         // Published right after the reply, as fast as node a acknowledges: every one arrives, in order.
-        var acknowledged: [Int64] = []
+        var acknowledged: [Position] = []
         for step in 0..<20 { acknowledged.append(try await volunteer.publishKept(position(metresFromHome: 1_900 - Double(step) * 10))) }
-        var delivered: [Int64] = []
-        for _ in acknowledged { delivered.append(try await ClusterFixture.nextPosition(donor).seq) }
+        var delivered: [Position] = []
+        for _ in acknowledged { delivered.append(try await ClusterFixture.nextPosition(donor).position) }
         XCTAssertEqual(delivered, acknowledged)
 
         // The donor leaves; node b stops listening to the shard (within a sweep) and hears nothing more.
@@ -65,15 +65,15 @@ final class ClusterShardTests: XCTestCase {
         // Back: `last` is the position node b did not hear, and again nothing published after is missed.
         let again = try await ClusterFixture.connect(donorID, to: b)
         let resubscribed = try await ClusterFixture.subscribe(again, to: "d-shard", since: 0)
-        XCTAssertEqual(resubscribed.last?.seq, whileAway, "the position published while node b was away, from the store")
+        XCTAssertEqual(resubscribed.last?.position, whileAway, "the position published while node b was away, from the store")
         let heardOnBAfter = try await positionsIn(b)
         XCTAssertEqual(heardOnBAfter, heardOnB, "node b opened no position of the shard while it was not listening")
         // `since` replays what this node holds, ending with the stored position.
-        var backlog: [Int64] = []
-        for _ in 0..<30 where backlog.last != whileAway { backlog.append(try await ClusterFixture.nextPosition(again).seq) }
+        var backlog: [Position] = []
+        for _ in 0..<30 where backlog.last != whileAway { backlog.append(try await ClusterFixture.nextPosition(again).position) }
         XCTAssertEqual(backlog.last, whileAway, "the backlog ends with the stored position: \(backlog)")
         let next = try await volunteer.publishKept(position(metresFromHome: 900))
-        let got = try await ClusterFixture.nextPosition(again).seq
+        let got = try await ClusterFixture.nextPosition(again).position
         XCTAssertEqual(got, next)
         await again.close()
         await volunteer.close()
@@ -94,7 +94,7 @@ final class ClusterShardTests: XCTestCase {
         let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
         for step in 0..<5 {
             let seq = try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))
-            let delivered = try await ClusterFixture.nextPosition(donor).seq
+            let delivered = try await ClusterFixture.nextPosition(donor).position
             XCTAssertEqual(delivered, seq)
         }
         // A donation change after the positions: once node c applied it, it heard everything sent before on the
@@ -132,7 +132,7 @@ final class ClusterShardTests: XCTestCase {
         XCTAssertTrue(rotating.shards(of: "vol@example.org").contains(Self.knownShard))
         // A position sealed for its shard's channel does not open on another channel.
         let event = ClusterEvent.position(
-            origin: "a", channel: "vol@example.org", seq: 1, position: position(metresFromHome: 100), donations: ["d"], seenAt: 1)
+            origin: "a", channel: "vol@example.org", seq: 1, position: position(metresFromHome: 100), donations: ["d"], viewSeqs: [5], seenAt: 1)
         let sealed = try event.sealed(with: keys, channel: ClusterShards.channel(Self.knownShard))
         XCTAssertEqual(try ClusterEvent(sealed: sealed, keys: keys, channel: ClusterShards.channel(Self.knownShard)), event)
         XCTAssertThrowsError(try ClusterEvent(sealed: sealed, keys: keys, channel: ClusterShards.channel((Self.knownShard + 1) % ClusterShards.count)))

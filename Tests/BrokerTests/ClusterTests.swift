@@ -42,25 +42,28 @@ final class ClusterTests: XCTestCase {
         let subscribed = try await subscribe(donor, to: "d-1")
         XCTAssertEqual(subscribed.state, .beingLookedFor)
         let volunteer = try await connect(volunteerID, to: a)
-        var acknowledged: [Int64] = []
+        var acknowledged: [Position] = []
         for metres in [1_500.0, 1_200, 900] {
             acknowledged.append(try await volunteer.publishKept(position(metresFromHome: metres)))
         }
-        var delivered: [Int64] = []
-        for _ in acknowledged { delivered.append(try await nextPosition(donor).seq) }
-        XCTAssertEqual(delivered, acknowledged, "the donor on node b gets every position, under the seq node a acknowledged")
+        var delivered: [ServerFrame.PositionUpdate] = []
+        for _ in acknowledged { delivered.append(try await nextPosition(donor)) }
+        XCTAssertEqual(delivered.map(\.position), acknowledged, "the donor on node b gets every position")
+        XCTAssertEqual(delivered.map(\.seq), delivered.indices.map { delivered[0].seq + Int64($0) }, "one after the other in the donor's view")
 
         // Last-known position and presence are visible from a node started after they were published.
         let c = try await startNode("c", store: store)
         let late = try await connect(donorID, to: c)
         let fromC = try await subscribe(late, to: "d-1")
         XCTAssertEqual(fromC.online, true)
-        XCTAssertEqual(fromC.last?.seq, acknowledged.last)
+        XCTAssertEqual(fromC.last?.position, acknowledged.last)
+        XCTAssertEqual(fromC.last?.seq, delivered.last?.seq, "the same number on every node")
         let fourth = try await volunteer.publishKept(position(metresFromHome: 600))
-        let onC = try await nextPosition(late).seq
-        XCTAssertEqual(onC, fourth)
-        let onB = try await nextPosition(donor).seq
-        XCTAssertEqual(onB, fourth)
+        let onC = try await nextPosition(late)
+        XCTAssertEqual(onC.position, fourth)
+        let onB = try await nextPosition(donor)
+        XCTAssertEqual(onB.position, fourth)
+        XCTAssertEqual(onC.seq, onB.seq, "the same number on every node")
     }
 
     func testAStateChangeOnOneNodeRevokesAndPausesSubscribersOnOthers() async throws {
@@ -73,7 +76,7 @@ final class ClusterTests: XCTestCase {
         _ = try await subscribe(donor, to: "d-1")
         let volunteer = try await connect(volunteerID, to: volunteers)
         let first = try await volunteer.publishKept(position(metresFromHome: 800))
-        let got = try await nextPosition(donor).seq
+        let got = try await nextPosition(donor).position
         XCTAssertEqual(got, first)
 
         // Picked up: the donor on another node is told the donation paused, and gets nothing while it is.
@@ -110,19 +113,19 @@ final class ClusterTests: XCTestCase {
         let donor = try await connect(donorID, to: b)
         _ = try await subscribe(donor, to: "d-1")
         let first = try await volunteer.publishKept(position(metresFromHome: 2_000))
-        let got = try await nextPosition(donor).seq
-        XCTAssertEqual(got, first)
+        let got = try await nextPosition(donor)
+        XCTAssertEqual(got.position, first)
 
         // The donor's node dies; the volunteer keeps publishing; the donor comes back on node a with `since`.
         b.signal(SIGKILL)
         _ = await b.waitForExit(timeout: .seconds(10))
-        var missed: [Int64] = []
+        var missed: [Position] = []
         for metres in [1_800.0, 1_600, 1_400] { missed.append(try await volunteer.publishKept(position(metresFromHome: metres))) }
         let resumed = try await connect(donorID, to: a)
-        _ = try await subscribe(resumed, to: "d-1", since: first)
-        var replayed: [Int64] = []
-        for _ in missed { replayed.append(try await nextPosition(resumed).seq) }
-        XCTAssertEqual(replayed, missed, "every position after `since`, none twice")
+        _ = try await subscribe(resumed, to: "d-1", since: got.seq)
+        var replayed: [ServerFrame.PositionUpdate] = []
+        for _ in missed { replayed.append(try await nextPosition(resumed)) }
+        XCTAssertEqual(replayed.map(\.position), missed, "every position after `since`, none twice")
 
         // Now the volunteer's node dies too: on a third node their seqs keep growing, and the donor sees them.
         let c = try await startNode("c", store: store)
@@ -132,9 +135,9 @@ final class ClusterTests: XCTestCase {
         _ = await a.waitForExit(timeout: .seconds(10))
         let moved = try await connect(volunteerID, to: c)
         let next = try await moved.publishKept(position(metresFromHome: 1_200))
-        XCTAssertGreaterThan(next, missed.last ?? 0, "seq stays monotonic when the volunteer moves to another node")
-        let afterMove = try await nextPosition(donorOnC).seq
-        XCTAssertEqual(afterMove, next)
+        let afterMove = try await nextPosition(donorOnC)
+        XCTAssertEqual(afterMove.position, next)
+        XCTAssertGreaterThan(afterMove.seq, replayed.last?.seq ?? 0, "the donor's seq stays monotonic when the volunteer moves to another node")
     }
 
     func testNodesReconnectAfterPostgresRestartsAndNothingAcknowledgedIsLost() async throws {
@@ -174,7 +177,7 @@ final class ClusterTests: XCTestCase {
         try await waitUntil("a position from node a reaches the donor on node b") {
             let seq = try await volunteer.publishKept(position(metresFromHome: 500))
             while let event = await donor.nextEvent(timeout: .milliseconds(500)) {
-                if case .frame(.position(let update), _) = event, update.seq == seq { return true }
+                if case .frame(.position(let update), _) = event, update.position == seq { return true }
             }
             return false
         }

@@ -43,15 +43,15 @@ final class ControlFrameFloodTests: XCTestCase {
         let flooding = Task { try await flooder.flood(frame, count: 1_000_000, for: .seconds(20)) }
 
         // While the flood runs, the volunteer publishes and the donor gets every position, in order.
-        var seqs: [Int64] = []
+        var published: [Position] = []
         for step in 0..<10 {
-            seqs.append(try await volunteer.publishKept(position(metresFromHome: 2_000 - Double(step) * 10)))
+            published.append(try await volunteer.publishKept(position(metresFromHome: 2_000 - Double(step) * 10)))
         }
-        var delivered: [Int64] = []
-        while delivered.count < seqs.count {
-            if case .position(let update) = try await donor.next() { delivered.append(update.seq) }
+        var delivered: [Position] = []
+        while delivered.count < published.count {
+            if case .position(let update) = try await donor.next() { delivered.append(update.position) }
         }
-        XCTAssertEqual(delivered, seqs)
+        XCTAssertEqual(delivered, published)
 
         let sent = try await flooding.value
         let growth = try Self.residentBytes() - before

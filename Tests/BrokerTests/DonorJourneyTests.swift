@@ -31,7 +31,8 @@ final class DonorJourneyTests: XCTestCase {
         XCTAssertEqual(subscribed.online, false)
 
         // The volunteer drives towards the home; the donor sees them come online and move.
-        let first = try await volunteer.publish(position(metresFromHome: 2_000), id: "p1")
+        let far = position(metresFromHome: 2_000)
+        let first = try await volunteer.publish(far, id: "p1")
         XCTAssertEqual(first.re, "p1")
         XCTAssertTrue(first.tracking)
         XCTAssertEqual(first.watchers, 1)
@@ -40,14 +41,15 @@ final class DonorJourneyTests: XCTestCase {
         XCTAssertTrue(presence.online)
         XCTAssertNotNil(presence.lastSeen)
         guard case .position(let update) = try await donor.next() else { return XCTFail("no position") }
-        XCTAssertEqual(update.seq, firstSeq)
-        XCTAssertEqual(update.position.lat, position(metresFromHome: 2_000).lat, accuracy: 1e-9)
+        XCTAssertEqual(update.position, far)
 
-        let second = try await volunteer.publish(position(metresFromHome: 100))
+        let close = position(metresFromHome: 100)
+        let second = try await volunteer.publish(close)
         let secondSeq = try XCTUnwrap(second.seq)
-        XCTAssertGreaterThan(secondSeq, firstSeq)
+        XCTAssertGreaterThan(secondSeq, firstSeq, "the volunteer's own numbering goes on")
         guard case .position(let near) = try await donor.next() else { return XCTFail("no position") }
-        XCTAssertEqual(near.seq, secondSeq)
+        XCTAssertEqual(near.position, close)
+        XCTAssertEqual(near.seq, update.seq + 1, "the donor's numbering goes on by one")
         guard case .arrival(let atHome) = try await donor.next() else { return XCTFail("no arrival") }
         XCTAssertEqual(atHome.place, .home)
         XCTAssertEqual(atHome.donation, "d-1")
@@ -73,7 +75,8 @@ final class DonorJourneyTests: XCTestCase {
         let atDoor = Position(lat: institution.lat + 0.0005, lon: institution.lon, speed: 2, heading: 180, timestamp: WallClock.system.now())
         let resumed = try await volunteer.publish(atDoor)
         XCTAssertGreaterThan(try XCTUnwrap(resumed.seq), secondSeq, "seq rises with each kept position")
-        guard case .position = try await donor.next() else { return XCTFail("no position after resuming") }
+        guard case .position(let afterPause) = try await donor.next() else { return XCTFail("no position after resuming") }
+        XCTAssertEqual(afterPause.seq, near.seq + 1, "the pause took no number in the donor's view")
         guard case .arrival(let atInstitution) = try await donor.next() else { return XCTFail("no arrival at the institution") }
         XCTAssertEqual(atInstitution.place, .institution)
 

@@ -138,9 +138,9 @@ final class HostileInputTests: XCTestCase {
                 attacker = try await live.connect("mallory@example.org")
             }
             // The bystander still watches the volunteer, undisturbed.
-            let seq = try await volunteer.publishKept(position(metresFromHome: 900))
+            let fix = try await volunteer.publishKept(position(metresFromHome: 900))
             guard case .position(let update) = try await bystander.next() else { return XCTFail("\(hostile.name) disturbed the bystander") }
-            XCTAssertEqual(update.seq, seq, hostile.name)
+            XCTAssertEqual(update.position, fix, hostile.name)
         }
         let health = try await live.request(.get, "/healthz")
         XCTAssertEqual(health.status, .ok)

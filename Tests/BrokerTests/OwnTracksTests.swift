@@ -136,10 +136,12 @@ final class OwnTracksTests: XCTestCase {
 
         // The same seq line as WebSocket publishes: a later WebSocket publish follows on.
         let volunteer = try await live.connect(volunteerID)
-        let ack = try await volunteer.publish(position(metresFromHome: 500))
-        XCTAssertGreaterThan(try XCTUnwrap(ack.seq), delivered.seq)
+        let fix = position(metresFromHome: 500)
+        let ack = try await volunteer.publish(fix)
+        XCTAssertTrue(ack.tracking)
         guard case .position(let next) = try await donor.next() else { return XCTFail("no WebSocket position") }
-        XCTAssertEqual(next.seq, ack.seq)
+        XCTAssertEqual(next.position, fix)
+        XCTAssertEqual(next.seq, delivered.seq + 1)
 
         // Arrival works from OwnTracks positions too.
         let (near, _) = documentedLocation(metresFromHome: 60)

@@ -26,10 +26,10 @@ final class PausedDonorTests: XCTestCase {
 
         // The volunteer comes online, drives Bob's donation, and drops off.
         let volunteer = try await live.connect("vol@example.org")
-        let seq = try await volunteer.publishKept(position(metresFromHome: 900))
+        let fix = try await volunteer.publishKept(position(metresFromHome: 900))
         guard case .presence(let online) = try await bob.next(), online.online else { return XCTFail("bob was not told online") }
         guard case .position(let update) = try await bob.next() else { return XCTFail("bob got no position") }
-        XCTAssertEqual(update.seq, seq)
+        XCTAssertEqual(update.position, fix)
         await volunteer.close()
         guard case .presence(let offline) = try await bob.next(), !offline.online else { return XCTFail("bob was not told offline") }
 
@@ -67,14 +67,15 @@ final class PausedDonorTests: XCTestCase {
         XCTAssertEqual(resumed.destination, .institution)
         guard case .presence(let presence) = try await donor.next() else { return XCTFail("no presence after the resume") }
         XCTAssertTrue(presence.online)
-        var sent: [Int64] = []
+        var sent: [Position] = []
         for metres in [1_000.0, 900, 800] { sent.append(try await volunteer.publishKept(position(metresFromHome: metres))) }
-        var received: [Int64] = []
+        var received: [ServerFrame.PositionUpdate] = []
         while received.count < sent.count {
             guard case .position(let update) = try await donor.next() else { return XCTFail("expected positions") }
-            received.append(update.seq)
+            received.append(update)
         }
-        XCTAssertEqual(received, sent)
+        XCTAssertEqual(received.map(\.position), sent)
+        XCTAssertEqual(received.map(\.seq), received.indices.map { received[0].seq + Int64($0) }, "one after the other in the donor's view")
     }
 
     func testADonationThatHasNotStartedIsStillNotTrackable() async throws {

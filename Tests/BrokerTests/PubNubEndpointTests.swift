@@ -44,6 +44,12 @@ final class PubNubEndpointTests: XCTestCase {
         return (try XCTUnwrap(t["t"] as? String, file: file, line: line), messages.compactMap { $0["d"] as? [String: Any] })
     }
 
+    /// Each message's own timetoken (`p.t`), in order.
+    private static func ownTimetokens(_ answer: Answer) -> [String] {
+        let messages = (answer.json as? [String: Any])?["m"] as? [[String: Any]] ?? []
+        return messages.compactMap { ($0["p"] as? [String: Any])?["t"] as? String }
+    }
+
     private func assertAccessDenied(_ answer: Answer, channel: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(answer.status, .forbidden, answer.text, file: file, line: line)
         let body = answer.json as? [String: Any]
@@ -68,10 +74,12 @@ final class PubNubEndpointTests: XCTestCase {
             let volunteer = try await LiveBroker.token(volunteerID)
             let sent = try await publish(live, channel: volunteerID, #"{"latitude":-34.6,"longitude":-58.38,"ts":\#(WallClock.system.now() / 1000),"extra":"secret"}"#, token: volunteer)
             XCTAssertEqual(sent.status, .ok, sent.text)
-            let sentTimetoken = try XCTUnwrap((sent.json as? [Any])?[2] as? String)
+            XCTAssertNotEqual((sent.json as? [Any])?[2] as? String, "0", "kept")
 
-            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: handshake.tt, token: donor))
-            XCTAssertEqual(polled.tt, sentTimetoken, "the next timetoken is the seq of the last position given")
+            let answer = try await subscribe(live, channel: volunteerID, tt: handshake.tt, token: donor)
+            let polled = try parsed(answer)
+            XCTAssertEqual(polled.tt, Self.ownTimetokens(answer).last, "the next timetoken is the seq of the last position given")
+            XCTAssertGreaterThan(Int64(polled.tt) ?? 0, Int64(handshake.tt) ?? .max)
             XCTAssertEqual(polled.messages.count, 1)
             // In the volunteer's own shape: its names, its time in seconds; nothing else it sent.
             let message = try XCTUnwrap(polled.messages.first)
@@ -156,8 +164,10 @@ final class PubNubEndpointTests: XCTestCase {
             try await live.put("d-1", state: .beingLookedFor)
             let volunteer = try await LiveBroker.token(volunteerID)
             let kept = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
-            let keptTimetoken = try XCTUnwrap((kept.json as? [Any])?[2] as? String)
+            XCTAssertNotEqual((kept.json as? [Any])?[2] as? String, "0", "kept")
             let donor = try await LiveBroker.token(donorID)
+            // The timetoken of the newest position the donor may see, in their donation's view.
+            let keptTimetoken = try parsed(try await subscribe(live, channel: volunteerID, tt: "0", token: donor)).tt
             let time = try await get(live, "/time/0")
             let now = try XCTUnwrap(((time.json as? [Any])?.first as? NSNumber)?.int64Value)
             // Answered at once (not after the 30 s hold) with where the caller stands.
@@ -181,10 +191,11 @@ final class PubNubEndpointTests: XCTestCase {
             try await live.put("d-1", state: .beingTakenTo)
             let volunteer = try await live.connect(volunteerID)
             let fix = position(metresFromHome: 700)
-            let seq = try await volunteer.publishKept(fix)
+            try await volunteer.publishKept(fix)
             let donor = try await LiveBroker.token(donorID)
-            let polled = try parsed(try await subscribe(live, channel: volunteerID, tt: "1", token: donor))
-            XCTAssertEqual(polled.tt, "\(seq)")
+            let answer = try await subscribe(live, channel: volunteerID, tt: "1", token: donor)
+            let polled = try parsed(answer)
+            XCTAssertEqual(Self.ownTimetokens(answer), [polled.tt], "the next timetoken is the message's own")
             let message = try XCTUnwrap(polled.messages.first)
             XCTAssertEqual(Set(message.keys), ["lat", "latitude", "lng", "lon", "longitude", "timestamp", "accuracy", "speed", "heading"], "\(message)")
             XCTAssertEqual(try XCTUnwrap(message["lat"] as? Double), fix.lat, accuracy: 1e-9)

@@ -10,13 +10,13 @@ import XCTest
 final class RecoveryTests: XCTestCase {
     private let volunteerID = "vol@example.org"
 
-    private func positions(_ connection: BrokerConnection, count: Int) async throws -> [Int64] {
-        var seqs: [Int64] = []
-        while seqs.count < count {
+    private func positions(_ connection: BrokerConnection, count: Int) async throws -> [ServerFrame.PositionUpdate] {
+        var updates: [ServerFrame.PositionUpdate] = []
+        while updates.count < count {
             let frame = try await connection.next()
-            if case .position(let update) = frame { seqs.append(update.seq) }
+            if case .position(let update) = frame { updates.append(update) }
         }
-        return seqs
+        return updates
     }
 
     func testADonorWhoReconnectsWithSinceMissesNothing() async throws {
@@ -26,24 +26,26 @@ final class RecoveryTests: XCTestCase {
         var donor = try await live.connect("donor@example.org")
         try await donor.send(.subscribe(.init(target: .donation("d-1"))))
         _ = try await donor.next()
-        var published: [Int64] = []
+        var published: [Position] = []
         for step in 0..<3 { published.append(try await volunteer.publishKept(position(metresFromHome: 3_000 - Double(step) * 100))) }
         let seen = try await positions(donor, count: 3)
-        XCTAssertEqual(seen, published)
+        XCTAssertEqual(seen.map(\.position), published)
 
         // The phone loses its connection; the volunteer keeps driving.
         await donor.close()
         for step in 3..<6 { published.append(try await volunteer.publishKept(position(metresFromHome: 3_000 - Double(step) * 100))) }
 
         donor = try await live.connect("donor@example.org")
-        try await donor.send(.subscribe(.init(id: "again", target: .donation("d-1"), since: seen.last)))
+        try await donor.send(.subscribe(.init(id: "again", target: .donation("d-1"), since: seen.last?.seq)))
         guard case .subscribed(let subscribed) = try await donor.next() else { return XCTFail("not subscribed") }
-        XCTAssertEqual(subscribed.last?.seq, published.last)
+        XCTAssertEqual(subscribed.last?.position, published.last)
         let recovered = try await positions(donor, count: 3)
-        XCTAssertEqual(seen + recovered, published, "no gap and no duplicate")
+        XCTAssertEqual((seen + recovered).map(\.position), published, "no gap and no duplicate")
+        XCTAssertEqual((seen + recovered).map(\.seq), (0..<6).map { seen[0].seq + Int64($0) }, "one after the other in the donor's view")
+        XCTAssertEqual(subscribed.last?.seq, recovered.last?.seq)
         let live7 = try await volunteer.publishKept(position(metresFromHome: 2_000))
         let afterwards = try await positions(donor, count: 1)
-        XCTAssertEqual(afterwards, [live7])
+        XCTAssertEqual(afterwards.map(\.position), [live7])
         try await live.stop()
     }
 
@@ -69,16 +71,17 @@ final class RecoveryTests: XCTestCase {
 
         let both = try await volunteer.publishKept(position(metresFromHome: 800))
         let brunosFirst = try await positions(bruno, count: 1)
-        XCTAssertEqual(brunosFirst, [both])
+        XCTAssertEqual(brunosFirst.map(\.position), [both])
 
         // Ana's donation pauses: Bruno keeps receiving, Ana receives nothing more.
         try await live.put("d-a", donor: "ana@example.org", state: .deliveredByDonor)
         let onlyBruno = try await volunteer.publishKept(position(metresFromHome: 700))
         let brunosSecond = try await positions(bruno, count: 1)
-        XCTAssertEqual(brunosSecond, [onlyBruno])
+        XCTAssertEqual(brunosSecond.map(\.position), [onlyBruno])
+        XCTAssertEqual(brunosSecond.map(\.seq), brunosFirst.map { $0.seq + 1 }, "Bruno's numbers count nothing kept for Ana alone")
         var anasFrames: [ServerFrame] = []
         while anasFrames.last?.type != "state" { anasFrames.append(try await ana.next()) }
-        XCTAssertEqual(anasFrames.compactMap { if case .position(let p) = $0 { p.seq } else { nil } }, [onlyAna, both])
+        XCTAssertEqual(anasFrames.compactMap { if case .position(let p) = $0 { p.position } else { nil } }, [onlyAna, both])
         try await ana.expectNothingPending()
 
         // Ana resumes and asks for everything: she gets nothing kept while her donation was paused.

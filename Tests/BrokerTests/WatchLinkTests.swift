@@ -98,10 +98,10 @@ final class WatchLinkTests: XCTestCase {
         assertSubscribed(try await subscribe(watcher, .donation("d-1")), to: "d-1")
 
         let volunteer = try await live.connect("vol@example.org")
-        let seq = try await volunteer.publishKept(position(metresFromHome: 900))
+        let fix = try await volunteer.publishKept(position(metresFromHome: 900))
         let delivered = try await next(watcher) { if case .position = $0 { true } else { false } }
         guard case .position(let update) = delivered else { return XCTFail() }
-        XCTAssertEqual(update.seq, seq)
+        XCTAssertEqual(update.position, fix)
     }
 
     func testTheLifetimeOfALinkIsConfigurable() async throws {

@@ -9,8 +9,8 @@ import XCTest
 
 /// A donor's `DonationWatcher` as SwiftUI uses it: several consumers of one watcher, and the screen state it keeps.
 final class WatcherConsumersTests: XCTestCase {
-    private func seqs(_ events: [DonationEvent]) -> [Int64] {
-        events.compactMap { if case .position(let seq, _) = $0 { seq } else { nil } }
+    private func fixes(_ events: [DonationEvent]) -> [Position] {
+        events.compactMap { if case .position(_, let fix) = $0 { fix } else { nil } }
     }
 
     func testOneOfTwoConsumersCancelledLeavesTheOtherEveryEventAndTheConnection() async throws {
@@ -43,14 +43,14 @@ final class WatcherConsumersTests: XCTestCase {
                 }
                 let first = try await volunteer.publishKept(position(metresFromHome: 1_500))
                 try await waitUntil("both consumers saw the first position") {
-                    seqs(kept.withLockedValue { $0 }).contains(first) && seqs(dropped.withLockedValue { $0 }).contains(first)
+                    fixes(kept.withLockedValue { $0 }).contains(first) && fixes(dropped.withLockedValue { $0 }).contains(first)
                 }
                 // The SwiftUI view that ran one of them went away.
                 quitter.cancel()
                 await quitter.value
                 var published = [first]
                 for step in 1...5 { published.append(try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))) }
-                try await waitUntil("the other consumer saw every position") { seqs(kept.withLockedValue { $0 }) == published }
+                try await waitUntil("the other consumer saw every position") { fixes(kept.withLockedValue { $0 }) == published }
                 XCTAssertFalse(kept.withLockedValue { $0 }.contains { if case .connection(.reconnecting) = $0 { true } else { false } }, "the connection stayed")
                 XCTAssertEqual(watcher.screen().phase, .live)
                 XCTAssertEqual(watcher.screen().position?.timestamp, kept.withLockedValue { $0 }.last.flatMap { if case .position(_, let p) = $0 { p.timestamp } else { nil } })
@@ -95,10 +95,10 @@ final class WatcherConsumersTests: XCTestCase {
                 try await waitUntil("the screen shows the pause") { watcher.screen().phase == .paused }
                 try await live.put("d-1", state: .beingTakenTo)
                 try await waitUntil("the screen waits for the volunteer's location") { watcher.screen().phase == .waiting }
-                let seq = try await volunteer.publishKept(position(metresFromHome: 300))
+                let fix = try await volunteer.publishKept(position(metresFromHome: 300))
                 try await waitUntil("the screen is live") { watcher.screen().phase == .live }
                 XCTAssertNotNil(watcher.screen().distance)
-                XCTAssertGreaterThan(seq, 0)
+                XCTAssertEqual(watcher.screen().position?.timestamp, fix.timestamp)
             } catch {
                 XCTFail("\(error); screen: \(watcher.screen())")
             }
@@ -170,12 +170,12 @@ final class WatcherNetworkTests: XCTestCase {
                 await proxy.reset()
                 try await waitUntil("the screen says there is no network", deadline: .now + .seconds(2)) { watcher.screen().link == .noNetwork }
                 let offline = proxy.accepted
-                let seq = try await setup.volunteer.publishKept(position(metresFromHome: 1_000 - Double(cycle) * 100))
+                let fix = try await setup.volunteer.publishKept(position(metresFromHome: 1_000 - Double(cycle) * 100))
                 try await Task.sleep(for: .milliseconds(2_000 + Int64.random(in: 0..<250)))
                 XCTAssertEqual(proxy.accepted, offline, "no attempt while offline (cycle \(cycle))")
                 watcher.networkAvailable()
                 let took = try await recorder.wait(for: "the position published during the cut (cycle \(cycle))", within: .seconds(5)) {
-                    if case .position(seq, _) = $0 { true } else { false }
+                    if case .position(_, fix) = $0 { true } else { false }
                 }
                 returns.append(took)
             }
@@ -198,7 +198,7 @@ final class WatcherNetworkTests: XCTestCase {
         try await withWatcherThroughProxy(heartbeatSeconds: 5, policy: policy) { setup in
             let (watcher, recorder) = (setup.watcher, setup.recorder)
             let first = try await setup.volunteer.publishKept(position(metresFromHome: 1_200))
-            try await recorder.wait(for: "the first position") { if case .position(first, _) = $0 { true } else { false } }
+            try await recorder.wait(for: "the first position") { if case .position(_, first) = $0 { true } else { false } }
             // Not silent (a position just came): the foreground changes nothing.
             watcher.appEnteredForeground()
             try await Task.sleep(for: .milliseconds(300))
@@ -209,11 +209,12 @@ final class WatcherNetworkTests: XCTestCase {
             try await Task.sleep(for: .seconds(1))
             watcher.appEnteredForeground()
             let took = try await recorder.wait(for: "the position published on the silent path", within: .seconds(5)) {
-                if case .position(second, _) = $0 { true } else { false }
+                if case .position(_, second) = $0 { true } else { false }
             }
             print("WatcherNetworkTests: foreground on a silent path: the position shown \(took) later")
             XCTAssertLessThan(took, .seconds(2), "replaced at once, not after two 5 s heartbeats")
-            XCTAssertTrue(recorder.all.contains(.connection(.reconnected(since: first))))
+            let firstSeq = recorder.all.lazy.compactMap { if case .position(let seq, first) = $0 { seq } else { nil } }.first
+            XCTAssertTrue(recorder.all.contains(.connection(.reconnected(since: try XCTUnwrap(firstSeq)))))
         }
     }
 

@@ -20,7 +20,7 @@ final class ClusterLinkTests: XCTestCase {
         let waiting = NIOLockedValueBox<[WaitingSubscription]>([])
         let listening = NIOLockedValueBox(false)
 
-        func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+        func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64], seenAt: Int64) {
             positions.withLockedValue { $0.append(Announced(channel: channel, seq: seq, donations: donations)) }
         }
         func announceOffline(channel: String, lastSeen: Int64?) { offline.withLockedValue { $0.append(channel) } }
@@ -63,7 +63,7 @@ final class ClusterLinkTests: XCTestCase {
         // The shard's stored last position is read, then the waiting subscription is answered.
         fixture.clock.advance(by: 1_000)
         let kept = position(metresFromHome: 900, timestamp: fixture.clock.now)
-        fixture.hub.takeInStored([LastPosition(channel: fixture.volunteer, seq: 7, position: kept, donations: ["d-1"], seenAt: fixture.clock.now)])
+        fixture.hub.takeInStored([LastPosition(channel: fixture.volunteer, seq: 7, position: kept, donations: ["d-1"], viewSeqs: [7], seenAt: fixture.clock.now)])
         link.listening.withLockedValue { $0 = true }
         fixture.hub.completePending(link.waiting.withLockedValue { $0 })
         guard case .subscribed(let view) = try sink.frames().first else { return XCTFail("not answered") }
@@ -90,9 +90,9 @@ final class ClusterLinkTests: XCTestCase {
         let (_, sink) = try fixture.watcher()
         fixture.clock.advance(by: 1_000)
         let fix = position(metresFromHome: 900, timestamp: fixture.clock.now)
-        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 10, position: fix, donations: ["d-1"], seenAt: fixture.clock.now)
-        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 10, position: fix, donations: ["d-1"], seenAt: fixture.clock.now)
-        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 9, position: fix, donations: ["d-1"], seenAt: fixture.clock.now)
+        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 10, position: fix, donations: ["d-1"], viewSeqs: nil, seenAt: fixture.clock.now)
+        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 10, position: fix, donations: ["d-1"], viewSeqs: nil, seenAt: fixture.clock.now)
+        fixture.hub.receiveRemotePosition(channel: fixture.volunteer, seq: 9, position: fix, donations: ["d-1"], viewSeqs: nil, seenAt: fixture.clock.now)
         XCTAssertEqual(try sink.frames().map(\.type), ["presence", "position"])
         // Another node's volunteer going offline while they are connected here changes nothing.
         _ = fixture.connect(fixture.volunteer)

@@ -137,10 +137,10 @@ final class PositionWindowTests: XCTestCase {
         XCTAssertNil(hub.subscribe(watchingConnection, .init(target: .donation("d-1"))))
         _ = try watching.frames()
         let tooEarly = position(metresFromHome: 900, timestamp: clock.now - 60_000)
-        hub.receiveRemotePosition(channel: volunteerID, seq: 1, position: tooEarly, donations: ["d-1"], seenAt: clock.now)
+        hub.receiveRemotePosition(channel: volunteerID, seq: 1, position: tooEarly, donations: ["d-1"], viewSeqs: nil, seenAt: clock.now)
         XCTAssertEqual(try watching.frames().map(\.type), ["presence"])
         let fresh = position(metresFromHome: 900, timestamp: clock.now)
-        hub.receiveRemotePosition(channel: volunteerID, seq: 2, position: fresh, donations: ["d-1"], seenAt: clock.now)
+        hub.receiveRemotePosition(channel: volunteerID, seq: 2, position: fresh, donations: ["d-1"], viewSeqs: nil, seenAt: clock.now)
         XCTAssertEqual(try watching.frames().map(\.type), ["position"])
     }
 }

@@ -13,9 +13,10 @@ final class DeliveryCheckerTests: XCTestCase {
             home: Home(lat: home.lat, lon: home.lon), institution: Institution(lat: -34.58, lon: -58.42), last: last, online: true)
     }
 
-    private func position(_ seq: Int64, metres: Double = 2_000, timestamp: Int64 = 1_000) -> ServerFrame.PositionUpdate {
+    /// The position numbered `seq` in the donor's view, taken at 1,000 + `seq` ms unless told.
+    private func position(_ seq: Int64, metres: Double = 2_000, timestamp: Int64? = nil) -> ServerFrame.PositionUpdate {
         let point = home.moved(bearing: 0, distance: metres)
-        return .init(channel: channel, seq: seq, position: Position(lat: point.lat, lon: point.lon, accuracy: 5, timestamp: timestamp))
+        return .init(channel: channel, seq: seq, position: Position(lat: point.lat, lon: point.lon, accuracy: 5, timestamp: timestamp ?? 1_000 + seq))
     }
 
     private func checker() -> DeliveryChecker {
@@ -33,7 +34,7 @@ final class DeliveryCheckerTests: XCTestCase {
         checker.arrival(.init(channel: channel, donation: "d-1", place: .institution, distance: 20), place: home.moved(bearing: 0, distance: 2_020))
         checker.unsubscribed(.delivered)
         checker.finish(
-            windows: [.init(start: 0, end: 2_000)], kept: (1...6).map { .init(seq: $0, window: 0) }, reached: [.home, .institution])
+            windows: [.init(start: 0, end: 2_000)], kept: (1...6).map { .init(timestamp: 1_000 + $0, window: 0) }, reached: [.home, .institution])
         XCTAssertEqual(checker.problems, [])
         XCTAssertEqual(checker.received, 6)
         XCTAssertEqual(checker.lostCount, 0)
@@ -73,15 +74,16 @@ final class DeliveryCheckerTests: XCTestCase {
 
     func testMissedPositionsAreLostUnlessTheirWindowClosedWhileTheDonorWasAway() {
         // Kept 1...3 in window 0, 4...6 in window 1 (after a pause); the donor saw 1 and 6.
-        let kept: [DeliveryChecker.Kept] = (1...3).map { .init(seq: $0, window: 0) } + (4...6).map { .init(seq: $0, window: 1) }
+        let taken: [Int64] = [100, 200, 300, 1_600, 1_700, 1_800]
+        let kept: [DeliveryChecker.Kept] = (0...2).map { .init(timestamp: taken[$0], window: 0) } + (3...5).map { .init(timestamp: taken[$0], window: 1) }
         let windows: [DeliveryChecker.Window] = [.init(start: 0, end: 1_000, endSent: 990), .init(start: 1_500, end: nil)]
 
         var away = checker()
         away.subscribed(subscribed(), resumed: false, at: 100)
-        away.position(position(1))
+        away.position(position(1, timestamp: taken[0]))
         away.disconnected(at: 500)
-        away.subscribed(subscribed(last: .init(seq: 6, position: position(6).position)), resumed: true, at: 1_600)
-        XCTAssertFalse(away.position(position(6)), "a backlog position is not a live delivery")
+        away.subscribed(subscribed(last: .init(seq: 6, position: position(6, timestamp: taken[5]).position)), resumed: true, at: 1_600)
+        XCTAssertFalse(away.position(position(6, timestamp: taken[5])), "a backlog position is not a live delivery")
         away.finish(windows: windows, kept: kept, reached: [])
         // 2 and 3 went with the pause while the donor was away; 4 and 5 should have come in the backlog.
         XCTAssertEqual(away.lostCount, 2)
@@ -89,8 +91,8 @@ final class DeliveryCheckerTests: XCTestCase {
 
         var connected = checker()
         connected.subscribed(subscribed(), resumed: false, at: 100)
-        connected.position(position(1))
-        connected.position(position(6))
+        connected.position(position(1, timestamp: taken[0]))
+        connected.position(position(6, timestamp: taken[5]))
         connected.finish(windows: windows, kept: kept, reached: [])
         XCTAssertEqual(connected.problems.map(\.kind), [.gap, .lost])
         XCTAssertEqual(connected.lostCount, 4)

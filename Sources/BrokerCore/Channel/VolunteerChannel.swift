@@ -17,8 +17,11 @@ struct DonationGate {
     private(set) var trackableSince: Int64?
     /// The donation's incarnation, which a watch link must name (see ``WatchScope``).
     var incarnation: String?
+    /// The seqs its donor sees. Shared by every copy of the gate: numbering a position changes no gate.
+    let view: ViewCounter
 
-    init(_ donation: Donation, now: Int64) {
+    /// - Parameter viewStart: the number the donation's view starts from (``ViewCounter``).
+    init(_ donation: Donation, now: Int64, viewStart: Int64) {
         id = donation.id
         donor = donation.donor
         incarnation = donation.incarnation
@@ -26,6 +29,7 @@ struct DonationGate {
         home = donation.home
         institution = donation.institution
         trackableSince = donation.state.isTrackable ? now : nil
+        view = ViewCounter(start: viewStart)
     }
 
     /// Moves the gate to `new`, opening a trackable window at `now` when it becomes trackable and closing it
@@ -59,16 +63,6 @@ struct DonationGate {
     }
 }
 
-/// A position kept for `last` and `since`, with the donations that were trackable when it was kept:
-/// only their donors may ever receive it.
-struct KeptEntry {
-    let seq: Int64
-    let position: Position
-    /// The `position` frame, encoded and framed once, shared by every delivery.
-    let frame: PreparedFrame
-    var donations: [String]
-}
-
 extension Deque<KeptEntry> {
     /// Appends `entry`, then drops the oldest entry if more than `limit` are kept: in one mutating call, so a
     /// publish makes one access to its channel's history instead of three (the append, the count, the removal),
@@ -82,7 +76,7 @@ extension Deque<KeptEntry> {
     /// holds the entry any more) for the next frame to be written into.
     mutating func dropOldest(toKeep count: Int) -> ByteBuffer? {
         guard self.count > Swift.max(count, 0) else { return nil }
-        return removeFirst().frame.bytes
+        return removeFirst().first.frame.bytes
     }
 }
 
@@ -125,8 +119,8 @@ final class VolunteerChannel {
     /// channel without them pays one word.
     var trip: TripState?
 
-    /// Seqs start from the clock (microsecond-scale) so that a channel made again, even after a restart,
-    /// never hands out a seq lower than one it handed out before.
+    /// The channel's own seqs (``KeptEntry/seq``) start from the clock (microsecond-scale) so that a channel made
+    /// again, even after a restart, never hands out a seq lower than one it handed out before.
     init(name: String, settings: HubSettings, now: Int64) {
         self.name = name
         self.nextSeq = max(1, now) * 1000
@@ -180,21 +174,33 @@ final class VolunteerChannel {
         var since: Int64
     }
 
-    /// The donations trackable now: their windows, their ids, and when the latest window opened, so that a
-    /// fix taken after every opening (the usual case) is kept for all of them without building a list.
+    /// The donations trackable now: their windows, their ids and view counters (in the same order), and when the
+    /// latest window opened, so that a fix taken after every opening (the usual case) is kept for all of them
+    /// without building a list or looking a gate up.
     struct Trackable {
         var windows: [TrackableWindow]
         var ids: [String]
+        var views: [ViewCounter]
         var latestOpening: Int64
     }
 
     /// The donations trackable now, worked out again only when a gate changes.
     var trackable: Trackable {
         if let cached = trackableCache { return cached }
-        let windows = donations.values.compactMap { gate in gate.trackableSince.map { TrackableWindow(id: gate.id, since: $0) } }
-        let made = Trackable(windows: windows, ids: windows.map(\.id), latestOpening: windows.map(\.since).max() ?? .min)
+        let gates = donations.values.filter { $0.trackableSince != nil }
+        let windows = gates.map { TrackableWindow(id: $0.id, since: $0.trackableSince ?? .min) }
+        let made = Trackable(windows: windows, ids: windows.map(\.id), views: gates.map(\.view), latestOpening: windows.map(\.since).max() ?? .min)
         trackableCache = made
         return made
+    }
+
+    /// The view counters of `donations`, in their order. Every donation a position is kept for has its gate here
+    /// (admission reads it); one that had none would get a counter of its own, used once.
+    func viewCounters(of donations: [String]) -> [ViewCounter] {
+        let trackable = self.trackable
+        // The usual call passes the cached ids themselves, which `==` finds equal by their storage.
+        if donations == trackable.ids { return trackable.views }
+        return donations.map { self.donations[$0]?.view ?? ViewCounter(start: 0) }
     }
 
     /// Whether `donation` is trackable now and a fix taken at `timestamp` falls inside its window, give or
@@ -226,9 +232,8 @@ final class VolunteerChannel {
     func purgeHistory(of donation: String) {
         guard !history.isEmpty else { return }
         var kept = Deque<KeptEntry>()
-        for var entry in history {
-            entry.donations.removeAll { $0 == donation }
-            if !entry.donations.isEmpty { kept.append(entry) }
+        for var entry in history where entry.forget(donation) {
+            kept.append(entry)
         }
         history = kept
     }

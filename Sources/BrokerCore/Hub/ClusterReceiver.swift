@@ -3,9 +3,9 @@ import BrokerProtocol
 /// The cluster's receiving side: positions and presence other nodes announced, the last positions the
 /// cluster stored, and the subscriptions that waited for this node to listen to a bus shard.
 ///
-/// A position from another node is kept under the sender's seq and delivered to this node's donors only for
-/// the donations that were trackable on the sender AND are trackable here, judged again by when the fix was
-/// taken against this node's own windows.
+/// A position from another node is kept under the sender's seqs (the channel's, and each donation view's) and
+/// delivered to this node's donors only for the donations that were trackable on the sender AND are trackable
+/// here, judged again by when the fix was taken against this node's own windows.
 struct ClusterReceiver: Sendable {
     let registry: ChannelRegistry
     let connections: ConnectionRegistry
@@ -19,7 +19,9 @@ struct ClusterReceiver: Sendable {
 
     /// A position another node kept. One kept longer ago than ``LastPosition/retentionSeconds`` is not taken in:
     /// a sealed event replayed from the bus long after is as stale as a stored last position that old.
-    func receivePosition(channel name: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+    /// - Parameter viewSeqs: the sender's seqs of the position in each donation's view, in the order of
+    ///   `donations`; `nil` (or a list that does not match) to number it here.
+    func receivePosition(channel name: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64]?, seenAt: Int64) {
         guard clock.now() - seenAt <= Int64(LastPosition.retentionSeconds) * 1000 else { return }
         registry.locked(name, create: false) { channel in
             // No gate for this volunteer here means no trackable donation either: nothing to keep.
@@ -27,16 +29,48 @@ struct ClusterReceiver: Sendable {
             channel.lastSeen = max(channel.lastSeen ?? seenAt, seenAt)
             presence.markOnline(channel)
             if let last = channel.history.last, seq <= last.seq { return }
+            let numbered = Self.numbered(donations, viewSeqs)
             let tooOld = clock.now() - position.timestamp > settings.maxPositionAgeMilliseconds
-            let allowed = tooOld ? [] : donations.filter {
-                channel.admits($0, takenAt: position.timestamp, tolerance: settings.windowToleranceMilliseconds)
+            let allowed = tooOld ? [] : numbered.filter {
+                channel.admits($0.donation, takenAt: position.timestamp, tolerance: settings.windowToleranceMilliseconds)
             }
-            guard !allowed.isEmpty else {
-                channel.nextSeq = max(channel.nextSeq, seq + 1)
-                return
-            }
-            _ = keeper.keep(position, seq: seq, in: channel, for: allowed)
+            keep(position, seq: seq, in: channel, allowed: allowed, numbered: numbered)
         }
+    }
+
+    /// A donation the sender kept a position for, with the seq it gave the position in that donation's view.
+    private struct Numbered {
+        let donation: String
+        let viewSeq: Int64?
+    }
+
+    private static func numbered(_ donations: [String], _ viewSeqs: [Int64]?) -> [Numbered] {
+        guard let viewSeqs, viewSeqs.count == donations.count else { return donations.map { Numbered(donation: $0, viewSeq: nil) } }
+        return zip(donations, viewSeqs).map { Numbered(donation: $0, viewSeq: $1) }
+    }
+
+    /// Keeps a position another node kept, for the `allowed` donations, under the sender's numbers. Every view the
+    /// sender numbered moves on here too, kept here or not, so that a position this node numbers later never
+    /// repeats a number a donor elsewhere already has.
+    private func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, allowed: [Numbered], numbered: [Numbered]) {
+        Self.pass(numbered, in: channel)
+        guard !allowed.isEmpty else {
+            channel.nextSeq = max(channel.nextSeq, seq + 1)
+            return
+        }
+        _ = keeper.keep(position, seq: seq, in: channel, for: allowed.map(\.donation), viewSeqs: Self.viewSeqs(of: allowed))
+    }
+
+    /// Moves this node's view counters past the numbers the sender gave.
+    private static func pass(_ numbered: [Numbered], in channel: VolunteerChannel) {
+        for sent in numbered {
+            if let viewSeq = sent.viewSeq, let view = channel.donations[sent.donation]?.view { view.passed(viewSeq) }
+        }
+    }
+
+    /// The sender's numbers of `allowed`, when it gave one to each.
+    private static func viewSeqs(of allowed: [Numbered]) -> [Int64]? {
+        allowed.allSatisfy { $0.viewSeq != nil } ? allowed.compactMap(\.viewSeq) : nil
     }
 
     /// The volunteer's last connection to another node closed. A volunteer still connected here stays online.
@@ -60,14 +94,11 @@ struct ClusterReceiver: Sendable {
                 if let history = channel.history.last, last.seq <= history.seq { return }
                 channel.lastSeen = max(channel.lastSeen ?? last.seenAt, last.seenAt)
                 if now - last.seenAt <= settings.presenceTimeoutMilliseconds { presence.markOnline(channel) }
-                let allowed = last.donations.filter {
-                    channel.admits($0, takenAt: last.position.timestamp, tolerance: settings.windowToleranceMilliseconds)
+                let numbered = Self.numbered(last.donations, last.viewSeqs)
+                let allowed = numbered.filter {
+                    channel.admits($0.donation, takenAt: last.position.timestamp, tolerance: settings.windowToleranceMilliseconds)
                 }
-                guard !allowed.isEmpty else {
-                    channel.nextSeq = max(channel.nextSeq, last.seq + 1)
-                    return
-                }
-                _ = keeper.keep(last.position, seq: last.seq, in: channel, for: allowed)
+                keep(last.position, seq: last.seq, in: channel, allowed: allowed, numbered: numbered)
             }
         }
     }
@@ -81,10 +112,12 @@ struct ClusterReceiver: Sendable {
                 guard let channel, channel.history.isEmpty else { return }
                 channel.lastSeen = last.seenAt
                 channel.online = now - last.seenAt <= settings.presenceTimeoutMilliseconds
-                let allowed = last.donations.filter { channel.donations[$0]?.state.isTrackable == true }
+                let numbered = Self.numbered(last.donations, last.viewSeqs)
+                Self.pass(numbered, in: channel)
+                let allowed = numbered.filter { channel.donations[$0.donation]?.state.isTrackable == true }
                 channel.nextSeq = max(channel.nextSeq, last.seq + 1)
                 guard !allowed.isEmpty else { return }
-                keeper.seed(last.position, seq: last.seq, in: channel, for: allowed)
+                keeper.seed(last.position, seq: last.seq, in: channel, for: allowed.map(\.donation), viewSeqs: Self.viewSeqs(of: allowed))
             }
         }
     }

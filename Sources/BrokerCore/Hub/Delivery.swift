@@ -64,13 +64,27 @@ package struct Delivery: Sendable {
         .presence(.init(channel: channel.name, online: channel.online, lastSeen: channel.lastSeen))
     }
 
-    /// Queues one position frame for the subscribers of the donations in `trackable`, conflated by channel.
-    /// The hot path: no lock but each sink's, and one metrics call for the whole fan-out.
-    func fanOut(_ frame: PreparedFrame, in channel: VolunteerChannel, to trackable: [String]) -> FanOutTally {
+    /// Queues a kept position for the subscribers of the donations it was kept for (`trackable`), each with the
+    /// frame of its donation's view, conflated by channel. The hot path: no lock but each sink's, and one metrics call
+    /// for the whole fan-out.
+    func fanOut(_ entry: KeptEntry, in channel: VolunteerChannel, to trackable: [String]) -> FanOutTally {
         var tally = FanOutTally()
         let conflationKey = channel.name
-        for connection in channel.watchers(of: trackable) {
-            tally.count(connection.sink.enqueue(frame, conflationKey: conflationKey))
+        if entry.others.isEmpty {
+            // One number for every donation (the usual case): their watchers, cached from one publish to the next.
+            let frame = entry.first.frame
+            for connection in channel.watchers(of: trackable) {
+                tally.count(connection.sink.enqueue(frame, conflationKey: conflationKey))
+            }
+        } else {
+            for view in entry.views {
+                for donation in view.donations {
+                    guard let watchers = channel.subscribersByDonation[donation] else { continue }
+                    for connection in watchers.values {
+                        tally.count(connection.sink.enqueue(view.frame, conflationKey: conflationKey))
+                    }
+                }
+            }
         }
         metrics.kept(tally)
         return tally

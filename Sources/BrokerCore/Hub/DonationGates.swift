@@ -14,11 +14,14 @@ package final class DonationGates: Sendable {
     private let registry: ChannelRegistry
     private let delivery: Delivery
     private let clock: WallClock
+    /// Where every donation's view starts numbering on this node (``ViewCounter``): the clock when the hub started.
+    private let viewStart: Int64
 
     init(registry: ChannelRegistry, delivery: Delivery, clock: WallClock) {
         self.registry = registry
         self.delivery = delivery
         self.clock = clock
+        self.viewStart = max(1, clock.now()) * 1000
     }
 
     /// The volunteer channel that `id` gates, if it is active on this node.
@@ -116,7 +119,7 @@ package final class DonationGates: Sendable {
                     revoke(donation: id, in: channel, reason: .deleted)
                     previous = nil
                 }
-                var gate = previous ?? DonationGate(new, now: now)
+                var gate = previous ?? DonationGate(new, now: now, viewStart: viewStart)
                 gate.move(to: new.state, now: now)
                 gate.home = new.home
                 gate.institution = new.institution

@@ -3,7 +3,8 @@ import BrokerProtocol
 extension Hub {
     /// What a donor may read of a volunteer's channel after a seq, asked without a connection (a long poll).
     package struct PolledPositions: Sendable, Equatable {
-        /// The positions kept for the caller's trackable donations with a seq above the one asked for, oldest first.
+        /// The positions kept for the caller's donation with a seq (in that donation's view) above the one asked
+        /// for, oldest first.
         package var positions: [ServerFrame.KeptPosition]
         /// The seq of the newest position the caller may see on the channel, `nil` when there is none: the
         /// caller learns nothing of the positions kept for others, nor of whether the volunteer publishes.
@@ -14,16 +15,18 @@ extension Hub {
 
     /// The positions on `channelName` after `seq` that `identity` may see, by the rule of a WebSocket `subscribe`
     /// by channel: only the donor of a donation of that volunteer that is trackable (or paused, which shows
-    /// nothing), only the positions kept for such a donation (a fix taken before its window was never kept for
-    /// it; a pause or an end purged what was). Read from the history that `since` reads, under the channel's lock.
+    /// nothing), only the positions kept for that donation (a fix taken before its window was never kept for
+    /// it; a pause or an end purged what was), numbered in its view. A donor with several donations on the channel
+    /// reads the one a `subscribe` by channel picks. Read from the history that `since` reads, under the channel's
+    /// lock.
     /// - Returns: the positions, or the refusal a WebSocket `subscribe` would give (the same whatever the reason
     ///   when the caller has no donation there; `not_trackable` for a donation that is neither trackable nor paused).
     package func positions(on channelName: String, after seq: Int64, for identity: String) -> Result<PolledPositions, BrokerError> {
         channels.locked(channelName, create: false) { channel -> Result<PolledPositions, BrokerError> in
             let mine = (channel?.donations.values.filter { $0.donor == identity } ?? []).sorted { $0.id < $1.id }
             guard let channel, let first = mine.first else { return .failure(Subscriptions.channelRefusal) }
-            let trackable = Set(mine.filter { $0.state.isTrackable }.map(\.id))
-            guard !trackable.isEmpty || mine.contains(where: { $0.state.isPaused }) else {
+            let picked = mine.first { $0.state.isTrackable } ?? first
+            guard picked.state.isTrackable || mine.contains(where: { $0.state.isPaused }) else {
                 return .failure(
                     BrokerError(
                         .notTrackable,
@@ -31,11 +34,13 @@ extension Hub {
             }
             var positions: [ServerFrame.KeptPosition] = []
             var latest: Int64?
-            for entry in channel.history where entry.donations.contains(where: trackable.contains) {
-                latest = entry.seq
-                if entry.seq > seq { positions.append(.init(seq: entry.seq, position: entry.position)) }
+            // A pause or an end purged the donation's views: a paused donation finds none.
+            for entry in channel.history {
+                guard let view = entry.view(for: picked.id) else { continue }
+                latest = view.seq
+                if view.seq > seq { positions.append(.init(seq: view.seq, position: entry.position)) }
             }
-            return .success(PolledPositions(positions: positions, latestVisibleSeq: latest, tracking: !trackable.isEmpty))
+            return .success(PolledPositions(positions: positions, latestVisibleSeq: latest, tracking: picked.state.isTrackable))
         }
     }
 }

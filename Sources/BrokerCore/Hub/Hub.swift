@@ -137,7 +137,8 @@ package final class Hub: Sendable {
 
     /// What became of a published position.
     package struct PublishOutcome: Sendable, Equatable {
-        /// The seq it was kept under, or `nil` when it was kept for nobody.
+        /// The channel's seq it was kept under (the volunteer's own numbering, which no donor sees), or `nil` when it
+        /// was kept for nobody.
         package var seq: Int64?
         package var watchers: Int
         /// Why it was kept for nobody, when it was.
@@ -206,8 +207,10 @@ package final class Hub: Sendable {
     // MARK: Cluster
 
     /// A position another node kept (``ClusterReceiver``).
-    package func receiveRemotePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
-        receiver.receivePosition(channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
+    /// - Parameter viewSeqs: the position's seq in each donation's view, in the order of `donations`; `nil` from a
+    ///   node that did not send them, for this node to number.
+    package func receiveRemotePosition(channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64]?, seenAt: Int64) {
+        receiver.receivePosition(channel: channel, seq: seq, position: position, donations: donations, viewSeqs: viewSeqs, seenAt: seenAt)
     }
 
     /// The volunteer's last connection to another node closed.

@@ -10,32 +10,69 @@ struct PositionKeeper: Sendable {
     let events: TripEventDetector?
     let clock: WallClock
 
-    /// Keeps `position` under `seq` for the donations in `trackable` and queues it for their subscribers.
+    /// Keeps `position` under the channel's `seq` for the donations in `trackable` (never empty), numbers it in each
+    /// donation's view (``ViewCounter``), and queues each view's frame for that donation's subscribers.
+    /// - Parameter viewSeqs: the numbers the node that kept the position gave it, in the order of `trackable`;
+    ///   `nil` to number it here.
     /// - Returns: the subscribers it was queued for.
-    func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String]) -> Int {
+    func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String], viewSeqs: [Int64]? = nil) -> Int {
         channel.nextSeq = max(channel.nextSeq, seq + 1)
-        let frame = framed(position, seq: seq, in: channel)
-        remember(KeptEntry(seq: seq, position: position, frame: frame, donations: trackable), in: channel)
-        let watchers = delivery.fanOut(frame, in: channel, to: trackable).delivered
+        let entry = numbered(position, seq: seq, in: channel, for: trackable, viewSeqs: viewSeqs)
+        remember(entry, in: channel)
+        let watchers = delivery.fanOut(entry, in: channel, to: trackable).delivered
         // The fix's own events come before the arrival it may make: the first position is told first.
         events?.fixKept(position, in: channel, for: trackable, now: clock.now())
         announceArrivals(channel, position: position, among: trackable)
         return watchers
     }
 
-    /// Keeps `position` under `seq` for the donations in `donations` without telling anyone (a node that starts
-    /// takes in what the cluster stored).
-    func seed(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String]) {
-        let frame = framed(position, seq: seq, in: channel)
-        remember(KeptEntry(seq: seq, position: position, frame: frame, donations: donations), in: channel)
+    /// Keeps `position` under `seq` for the donations in `donations` (never empty) without telling anyone (a node
+    /// that starts takes in what the cluster stored).
+    func seed(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String], viewSeqs: [Int64]?) {
+        remember(numbered(position, seq: seq, in: channel, for: donations, viewSeqs: viewSeqs), in: channel)
     }
 
-    /// The position's frame, written into the storage of the oldest kept frame when the history is full and is
-    /// about to drop it (no buffer allocated and freed per publish). A queued frame that still shares
-    /// that storage keeps its bytes: the framing gets fresh storage then (copy-on-write).
-    private func framed(_ position: Position, seq: Int64, in channel: VolunteerChannel) -> PreparedFrame {
+    /// The kept entry of `position`: its donations numbered in their views and grouped by number, one frame per
+    /// group. Donations whose views have seen the same positions (the usual case, and every donation of a channel
+    /// that serves many at once) share one number and one frame. The first frame is written into the storage of the
+    /// oldest kept frame when the history is full and is about to drop it (no buffer allocated and freed per
+    /// publish). A queued frame that still shares that storage keeps its bytes: the framing gets fresh storage then
+    /// (copy-on-write).
+    private func numbered(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String], viewSeqs: [Int64]?) -> KeptEntry {
+        let counters = channel.viewCounters(of: donations)
         var dropped = channel.history.dropOldest(toKeep: settings.historySize - 1)
-        return delivery.position(channel: channel.name, seq: seq, position: position, reusing: &dropped)
+        func frame(_ viewSeq: Int64) -> PreparedFrame {
+            delivery.position(channel: channel.name, seq: viewSeq, position: position, reusing: &dropped)
+        }
+        if viewSeqs == nil, let common = Self.commonNext(of: counters) {
+            for counter in counters { counter.advance() }
+            return KeptEntry(seq: seq, position: position, views: KeptView(seq: common, frame: frame(common), donations: donations))
+        }
+        var groups: [KeptView] = []
+        for index in donations.indices {
+            let number: Int64
+            if let viewSeqs, viewSeqs.indices.contains(index) {
+                number = viewSeqs[index]
+                counters[index].passed(number)
+            } else {
+                number = counters[index].next
+                counters[index].advance()
+            }
+            if let group = groups.firstIndex(where: { $0.seq == number }) {
+                groups[group].donations.append(donations[index])
+            } else {
+                groups.append(KeptView(seq: number, frame: frame(number), donations: [donations[index]]))
+            }
+        }
+        let first = groups.removeFirst()
+        return KeptEntry(seq: seq, position: position, views: first, groups)
+    }
+
+    /// The number every counter will hand out next, when they agree.
+    private static func commonNext(of counters: [ViewCounter]) -> Int64? {
+        guard let next = counters.first?.next else { return nil }
+        for counter in counters where counter.next != next { return nil }
+        return next
     }
 
     private func remember(_ entry: KeptEntry, in channel: VolunteerChannel) {

@@ -51,8 +51,11 @@ struct Publisher: Sendable {
             let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
             // Asked before the existential is copied out: a single node would otherwise pay its copy and destroy on
             // every publish.
-            if isClustered {
-                cluster?.announcePosition(channel: channel.name, seq: seq, position: position, donations: trackable, seenAt: now)
+            if isClustered, let kept = channel.history.last {
+                let views = kept.views
+                cluster?.announcePosition(
+                    channel: channel.name, seq: seq, position: position, donations: views.flatMap(\.donations),
+                    viewSeqs: views.flatMap { view in view.donations.map { _ in view.seq } }, seenAt: now)
             }
             return .success(Hub.PublishOutcome(seq: seq, watchers: watchers))
         }

@@ -80,8 +80,9 @@ struct Subscriptions: Sendable {
             guard answering else { return nil }
             let tracking = gate.state.isTrackable
             // A pause purged this donation's positions; nothing of the volunteer is told while it lasts.
-            let allowed = tracking ? channel.history.filter { $0.donations.contains(gate.id) } : []
-            let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.seq, position: $0.position) }
+            // Each position under its seq in this donation's view: the donor's numbers count nothing kept for others.
+            let allowed = tracking ? channel.history.compactMap { entry in entry.view(for: gate.id).map { (entry.position, $0) } } : []
+            let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.1.seq, position: $0.0) }
             delivery.reply(
                 .subscribed(
                     .init(
@@ -90,8 +91,8 @@ struct Subscriptions: Sendable {
                         online: tracking ? channel.online : nil)),
                 to: connection)
             if let since = request.since {
-                for entry in allowed where entry.seq > since {
-                    delivery.push(entry.frame, conflationKey: channelName, to: connection)
+                for (_, view) in allowed where view.seq > since {
+                    delivery.push(view.frame, conflationKey: channelName, to: connection)
                 }
             }
             // A donor who subscribes after the arrival is told about it too.

@@ -34,13 +34,17 @@ package struct LastPosition: Sendable, Equatable {
     package let seq: Int64
     package let position: Position
     package let donations: [String]
+    /// The seq of the position in each donation's view (``ViewCounter``), in the order of `donations`; `nil` when
+    /// it was stored without them, for the node that takes it in to number.
+    package let viewSeqs: [Int64]?
     package let seenAt: Int64
 
-    package init(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
+    package init(channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64]?, seenAt: Int64) {
         self.channel = channel
         self.seq = seq
         self.position = position
         self.donations = donations
+        self.viewSeqs = viewSeqs
         self.seenAt = seenAt
     }
 

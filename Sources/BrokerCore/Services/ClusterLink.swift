@@ -5,8 +5,9 @@ import BrokerProtocol
 ///
 /// Called under a channel's shard lock: every method returns without waiting.
 package protocol ClusterLink: Sendable {
-    /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`.
-    func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64)
+    /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`, numbered
+    /// `viewSeqs` in their views (in the same order).
+    func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64], seenAt: Int64)
     /// Queues that the volunteer's last connection to this node closed.
     func announceOffline(channel: String, lastSeen: Int64?)
     /// Called by a subscription that passed every check.

@@ -5,9 +5,10 @@ import Foundation
 /// payload, so it must stay under 8,000 bytes: a donation change travels as its id and revision only, and every
 /// node reads the row itself.
 enum ClusterEvent: Sendable, Equatable {
-    /// A position kept on `channel` under `seq`, with the donations trackable on the sending node when it was kept:
-    /// a receiving node delivers it only to donors of those donations that are still trackable there.
-    case position(origin: String, channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64)
+    /// A position kept on `channel` under `seq`, with the donations trackable on the sending node when it was kept
+    /// and its seq in each of their views (`viewSeqs`, in the same order; `nil` from a sender that gave none): a
+    /// receiving node delivers it only to donors of those donations that are still trackable there.
+    case position(origin: String, channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64]?, seenAt: Int64)
     /// The volunteer's last connection to `origin` closed.
     case offline(origin: String, channel: String, lastSeen: Int64?)
     /// Donation `id` changed at store revision `revision` (sent by the store, inside the change's transaction);
@@ -26,6 +27,7 @@ enum ClusterEvent: Sendable, Equatable {
         var s: Int64?
         var p: Position?
         var t: [String]?
+        var v: [Int64]?
         var ls: Int64?
         var r: Int64?
         var id: String?
@@ -53,8 +55,9 @@ enum ClusterEvent: Sendable, Equatable {
     func plaintext() throws -> Data {
         let wire: Wire
         switch self {
-        case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
-            return Self.positionPlaintext(origin: origin, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
+        case .position(let origin, let channel, let seq, let position, let donations, let viewSeqs, let seenAt):
+            return Self.positionPlaintext(
+                origin: origin, channel: channel, seq: seq, position: position, donations: donations, viewSeqs: viewSeqs, seenAt: seenAt)
         case .offline(let origin, let channel, let lastSeen):
             wire = Wire(k: "o", n: origin, c: channel, ls: lastSeen)
         case .donation(let origin, let id, let revision):
@@ -69,7 +72,7 @@ enum ClusterEvent: Sendable, Equatable {
     /// through `JSONEncoder`, which cost the writer more than sealing: the same members ``Wire`` decodes, so
     /// receivers and stored rows read it as before.
     private static func positionPlaintext(
-        origin: String, channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64
+        origin: String, channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64]?, seenAt: Int64
     ) -> Data {
         var out: [UInt8] = []
         out.reserveCapacity(256 + channel.utf8.count + donations.reduce(0) { $0 + $1.utf8.count + 3 })
@@ -85,6 +88,13 @@ enum ClusterEvent: Sendable, Equatable {
         for (index, donation) in donations.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             PositionFrameEncoder.appendString(&out, donation)
+        }
+        if let viewSeqs {
+            out.append(contentsOf: #"],"v":["#.utf8)
+            for (index, viewSeq) in viewSeqs.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                PositionFrameEncoder.appendInteger(&out, viewSeq)
+            }
         }
         out.append(contentsOf: #"],"ls":"#.utf8)
         PositionFrameEncoder.appendInteger(&out, seenAt)
@@ -110,7 +120,7 @@ enum ClusterEvent: Sendable, Equatable {
             guard let channel = wire.c, let seq = wire.s, let position = wire.p, let donations = wire.t, let seenAt = wire.ls else {
                 throw ClusterEventError("a position event without channel, seq, position, donations or time")
             }
-            self = .position(origin: wire.n, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
+            self = .position(origin: wire.n, channel: channel, seq: seq, position: position, donations: donations, viewSeqs: wire.v, seenAt: seenAt)
         case "o":
             guard let channel = wire.c else { throw ClusterEventError("an offline event without channel") }
             self = .offline(origin: wire.n, channel: channel, lastSeen: wire.ls)

@@ -30,9 +30,10 @@ final class ClusterOutbox: ClusterLink {
         self.capacity = capacity
     }
 
-    /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`.
-    package func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], seenAt: Int64) {
-        announce(.position(origin: node, channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt))
+    /// Queues a position this node kept on `channel` under `seq`, for the donations in `donations`, numbered
+    /// `viewSeqs` in their views.
+    package func announcePosition(channel: String, seq: Int64, position: Position, donations: [String], viewSeqs: [Int64], seenAt: Int64) {
+        announce(.position(origin: node, channel: channel, seq: seq, position: position, donations: donations, viewSeqs: viewSeqs, seenAt: seenAt))
     }
 
     /// Queues that the volunteer's last connection to this node closed.

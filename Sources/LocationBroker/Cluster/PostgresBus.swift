@@ -82,7 +82,7 @@ struct PostgresBus: Service {
                 // donation changes and heartbeats on the control channel.
                 let channels: [String]
                 switch event {
-                case .position(_, let volunteer, _, _, _, _), .offline(_, let volunteer, _): channels = routes.route(of: volunteer).busChannels
+                case .position(_, let volunteer, _, _, _, _, _), .offline(_, let volunteer, _): channels = routes.route(of: volunteer).busChannels
                 case .donation, .heartbeat: channels = [channel]
                 }
                 for target in channels {
@@ -95,7 +95,7 @@ struct PostgresBus: Service {
                     payloads.append(payload)
                     targets.append(target)
                 }
-                if case .position(_, let volunteer, let seq, _, let donations, _) = event {
+                if case .position(_, let volunteer, let seq, _, let donations, _, _) = event {
                     positions.append(.init(channel: volunteer, seq: seq, donations: donations, plaintext: plaintext))
                 }
             }
@@ -282,10 +282,10 @@ struct PostgresBus: Service {
                 // A revision below this one never came: missed, or never committed. The store knows which.
                 try await catchUp()
             }
-        case .position(let origin, let channel, let seq, let position, let donations, let seenAt):
+        case .position(let origin, let channel, let seq, let position, let donations, let viewSeqs, let seenAt):
             guard origin != outbox.node else { return }
             metrics.clusterEventsIn["position"]?.increment()
-            hub.receiveRemotePosition(channel: channel, seq: seq, position: position, donations: donations, seenAt: seenAt)
+            hub.receiveRemotePosition(channel: channel, seq: seq, position: position, donations: donations, viewSeqs: viewSeqs, seenAt: seenAt)
         case .offline(let origin, let channel, let lastSeen):
             guard origin != outbox.node else { return }
             metrics.clusterEventsIn["offline"]?.increment()

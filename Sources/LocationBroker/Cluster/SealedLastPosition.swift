@@ -15,12 +15,14 @@ enum SealedLastPosition {
         var s: Int64
         var p: Position
         var t: [String]
+        /// The position's seq in each donation's view; absent from a row stored without them.
+        var v: [Int64]?
         var ls: Int64
     }
 
     /// The sealed value of `last`'s row, bound to its row key.
     static func seal(_ last: LastPosition, keys: ClusterKeys) throws -> (channelKey: String, sealed: String) {
-        let wire = Wire(c: last.channel, s: last.seq, p: last.position, t: last.donations, ls: last.seenAt)
+        let wire = Wire(c: last.channel, s: last.seq, p: last.position, t: last.donations, v: last.viewSeqs, ls: last.seenAt)
         let channelKey = keys.channelKey(last.channel)
         return (channelKey, try seal(positionEvent: try JSONEncoder().encode(wire), channelKey: channelKey, keys: keys))
     }
@@ -40,6 +42,6 @@ enum SealedLastPosition {
         let opened = try keys.open(sealed, for: .lastPosition, context: channelKey)
         let wire = try JSONDecoder().decode(Wire.self, from: opened)
         guard keys.channelKeys(wire.c).contains(channelKey) else { throw ClusterSealError() }
-        return LastPosition(channel: wire.c, seq: wire.s, position: wire.p, donations: wire.t, seenAt: wire.ls)
+        return LastPosition(channel: wire.c, seq: wire.s, position: wire.p, donations: wire.t, viewSeqs: wire.v, seenAt: wire.ls)
     }
 }
