@@ -187,9 +187,41 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // The broker: configuration, the HTTP API and listener, the stores (SQLite, PostgreSQL), the cluster, metrics
-        // and `Broker.build`, which puts the targets above together. The executable, the tests and the benchmark
-        // fixtures use it.
+        // What the stores share and the rest of the broker calls: the `DonationStore` and `EventOutbox` protocols, the
+        // outbox's rows, the schema's release record and private files. No database package.
+        .target(name: "BrokerStorage", dependencies: ["BrokerProtocol", "BrokerCore"]),
+        // One node's store: donations and the event outbox in one SQLite file (GRDB), its migrations and its backup.
+        .target(
+            name: "BrokerSQLite",
+            dependencies: [
+                "BrokerStorage",
+                "BrokerProtocol",
+                "BrokerCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // A cluster node's store and bus on PostgreSQL: donations, the event outbox, their migrations, and the cluster
+        // bus (sealed LISTEN/NOTIFY shards, the last positions, catch-up) that links this node's hub to the others'.
+        .target(
+            name: "BrokerPostgres",
+            dependencies: [
+                "BrokerStorage",
+                "BrokerProtocol",
+                "BrokerCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The broker: configuration, the HTTP API and listener, the event dispatcher, metrics and `Broker.build`, which
+        // puts the targets above together (the store it opens is BrokerSQLite's or BrokerPostgres'). The executable,
+        // the tests and the benchmark fixtures use it.
         .target(
             name: "LocationBroker",
             dependencies: [
@@ -201,6 +233,9 @@ let package = Package(
                 "TrackingPage",
                 "PubNubCompatibility",
                 "EventDelivery",
+                "BrokerStorage",
+                "BrokerSQLite",
+                "BrokerPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -215,13 +250,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Atomics", package: "swift-atomics"),
@@ -255,6 +287,7 @@ let package = Package(
             name: "BrokerTestSupport",
             dependencies: [
                 "LocationBroker",
+                "BrokerStorage",
                 "BrokerAuth",
                 "BrokerWebSocket",
                 "BrokerHTTP",
@@ -299,10 +332,41 @@ let package = Package(
         ),
         // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
         .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // The SQLite store and outbox on real files: the outbox's shared scenarios, one transaction per change and its
+        // events, the migrations, and the file's mode. No broker is started.
+        .testTarget(
+            name: "BrokerSQLiteTests",
+            dependencies: [
+                "BrokerSQLite",
+                "BrokerStorage",
+                "BrokerProtocol",
+                "BrokerTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The PostgreSQL store, outbox and schema on the real PostgreSQL the test support starts, and the cluster bus's
+        // seals, shards and echoes without a broker (Tests/BrokerTests runs the bus across broker processes).
+        .testTarget(
+            name: "BrokerPostgresTests",
+            dependencies: [
+                "BrokerPostgres",
+                "BrokerStorage",
+                "BrokerCore",
+                "BrokerProtocol",
+                "BrokerWebSocket",
+                "BrokerTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "BrokerTests",
             dependencies: [
                 "BrokerTestSupport",
+                "BrokerStorage",
+                "BrokerSQLite",
+                "BrokerPostgres",
                 "PubNubCompatibility",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BrokerCore
+import BrokerSQLite
 import Foundation
 
 /// `location-broker backup --to FILE`: a consistent copy of the SQLite database, taken while the broker serves.

@@ -1,7 +1,9 @@
 import BrokerCore
+import BrokerPostgres
+import BrokerSQLite
+import BrokerStorage
 import BrokerWebSocket
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 
 extension Broker {
@@ -31,36 +33,23 @@ extension Broker {
         let settings = HubSettings(configuration)
         guard let location = configuration.store else {
             let hub = Hub(settings: settings, metrics: metrics, clock: clock, framing: TextFrame.framing, events: eventRules)
-            // One queue for the donations and the event outbox, so a change and its events are one transaction.
-            let database = try SQLiteDatabase.open(path: configuration.database)
-            let sqlite = SQLiteDonationStore(database: database)
-            let snapshot = try await sqlite.activeDonations()
+            let sqlite = try SQLiteStorage(path: configuration.database)
+            let snapshot = try await sqlite.store.activeDonations()
             hub.load(snapshot)
             return StorePart(
-                hub: hub, store: sqlite, eventOutbox: SQLiteEventOutbox(database: database), heardSince: nil, services: [], listening: nil,
+                hub: hub, store: sqlite.store, eventOutbox: sqlite.eventOutbox, heardSince: nil, services: [], listening: nil,
                 activeDonations: snapshot.donations.count)
         }
         // The configuration refuses a PostgreSQL store without cluster secrets.
-        let keys = ClusterKeys(secrets: configuration.clusterSecrets ?? [])
-        let outbox = ClusterOutbox(node: node, interest: ShardInterest(keys: keys))
-        let hub = Hub(settings: settings, metrics: metrics, cluster: outbox, clock: clock, framing: TextFrame.framing, events: eventRules)
-        let prepared = try await PostgresSchema.prepare(location, keys: keys, logger: logger)
-        hub.load(prepared.snapshot)
-        hub.seed(prepared.lastPositions)
-        if prepared.rejected > 0 {
-            metrics.clusterSealedRejected["store"]?.increment(by: Int64(prepared.rejected))
-            logger.warning("stored last positions that do not open with the cluster secrets were ignored", metadata: ["rows": "\(prepared.rejected)"])
+        let cluster = try await ClusterNode(
+            location: location, secrets: configuration.clusterSecrets ?? [], node: node, metrics: metrics.cluster,
+            heartbeatPeriod: .seconds(configuration.clusterHeartbeatSeconds), logger: logger
+        ) { link in
+            Hub(settings: settings, metrics: metrics, cluster: link, clock: clock, framing: TextFrame.framing, events: eventRules)
         }
-        let client = PostgresClient(configuration: location.clientConfiguration(), backgroundLogger: logger)
-        let postgres = PostgresDonationStore(client: client, node: node, keys: keys, logger: logger)
-        let listening = Latch()
-        let bus = PostgresBus(
-            location: location, client: client, store: postgres, keys: keys, outbox: outbox, hub: hub, metrics: metrics, logger: logger,
-            listening: listening, heartbeatPeriod: .seconds(configuration.clusterHeartbeatSeconds))
         logger.info("cluster node", metadata: ["node": "\(node)", "store": "\(location.description)"])
         return StorePart(
-            hub: hub, store: postgres, eventOutbox: PostgresEventOutbox(client: client, logger: logger),
-            heardSince: { channel, since in try await postgres.heard(channel: channel, since: since) },
-            services: [PostgresClientService(client: client), bus], listening: listening, activeDonations: prepared.snapshot.donations.count)
+            hub: cluster.hub, store: cluster.store, eventOutbox: cluster.eventOutbox, heardSince: cluster.heardSince,
+            services: cluster.services, listening: cluster.listening, activeDonations: cluster.activeDonations)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BrokerAuth
 import BrokerCore
+import BrokerStorage
 import Foundation
 import Logging
 

@@ -5,6 +5,7 @@ import PostgresNIO
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerPostgres
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

@@ -1,4 +1,5 @@
 import BrokerClient
+import BrokerCore
 import BrokerProtocol
 import Foundation
 import Logging
@@ -6,6 +7,7 @@ import NIOConcurrencyHelpers
 import PostgresNIO
 import XCTest
 
+@testable import BrokerPostgres
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

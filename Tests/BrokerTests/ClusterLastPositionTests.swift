@@ -3,6 +3,7 @@ import BrokerProtocol
 import Foundation
 import XCTest
 
+@testable import BrokerPostgres
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import BrokerPostgres
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

@@ -1,9 +1,11 @@
 import BrokerCore
+import BrokerStorage
 import EventDelivery
 import Foundation
 import Logging
 import XCTest
 
+@testable import BrokerSQLite
 @testable import LocationBroker
 
 /// Each browser's retries, on their own: bounded by the push's window, dropped once the donation ended, replaced by a

@@ -1,9 +1,10 @@
+import BrokerStorage
 import Foundation
 import GRDB
-import Logging
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerSQLite
 @testable import BrokerTestSupport
 @testable import LocationBroker
 
@@ -81,36 +82,5 @@ final class SchemaReleaseTests: XCTestCase {
         XCTAssertEqual(version.output.trimmingCharacters(in: .whitespacesAndNewlines), "location-broker \(BrokerRelease.version) (protocol 1)")
         let changelog = try String(contentsOfFile: #filePath.replacingOccurrences(of: "Tests/BrokerTests/SchemaReleaseTests.swift", with: "CHANGELOG.md"), encoding: .utf8)
         XCTAssertTrue(changelog.contains("## [\(BrokerRelease.version)] - "), "CHANGELOG.md has no entry for \(BrokerRelease.version)")
-    }
-}
-
-/// The PostgreSQL store keeps the same record (`lb_migrations`, `lb_release`) and the same refusal.
-final class PostgresSchemaReleaseTests: XCTestCase {
-    private static let keys = ClusterKeys(secrets: ["schema-test-secret-0123456789-0123456789"])
-    private static let logger: Logger = {
-        var logger = Logger(label: "schema-test")
-        logger.logLevel = .warning
-        return logger
-    }()
-
-    func testAStoreANewerReleaseMigratedIsRefusedWithTheVersionToRun() async throws {
-        let server = try await PostgresServer.shared()
-        let url = try await server.makeDatabase()
-        let location = try PostgresLocation(url)
-        _ = try await PostgresSchema.prepare(location, keys: Self.keys, logger: Self.logger)
-        let name = URL(string: url)?.lastPathComponent ?? ""
-        let recorded = try await server.psql("SELECT version FROM lb_release", database: name)
-        XCTAssertEqual(recorded.trimmingCharacters(in: .whitespacesAndNewlines), BrokerRelease.version)
-
-        try await server.psql("INSERT INTO lb_migrations (version) VALUES ('v9-from-the-future'); UPDATE lb_release SET version = '9.9.9'", database: name)
-        do {
-            _ = try await PostgresSchema.prepare(location, keys: Self.keys, logger: Self.logger)
-            XCTFail("a store a newer release migrated was opened")
-        } catch {
-            XCTAssertTrue("\(error)".contains("run location-broker 9.9.9 or newer"), "\(error)")
-            XCTAssertTrue("\(error)".contains("v9-from-the-future"), "\(error)")
-        }
-        let after = try await server.psql("SELECT version FROM lb_release", database: name)
-        XCTAssertEqual(after.trimmingCharacters(in: .whitespacesAndNewlines), "9.9.9", "the refused store was written to")
     }
 }

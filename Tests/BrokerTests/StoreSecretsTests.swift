@@ -1,15 +1,11 @@
+import BrokerStorage
 import Foundation
-import GRDB
 import XCTest
 
 @testable import LocationBroker
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// What the broker keeps on disk and in its settings gives nothing away: the SQLite file is the broker user's
-/// alone, and a PostgreSQL password shows up in no refusal, parsed or not.
+/// What the broker keeps in its settings gives nothing away: a PostgreSQL password shows up in no refusal, parsed or
+/// not (`SQLiteFileModeTests` holds the SQLite file to its mode).
 final class StoreSecretsTests: XCTestCase {
     private let secrets = [
         "LOCATION_BROKER_JWT_SECRET": "j-0123456789-0123456789-0123456789",
@@ -18,11 +14,6 @@ final class StoreSecretsTests: XCTestCase {
 
     private func temporaryPath(_ name: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("secrets-\(UUID().uuidString)").appendingPathComponent(name).path
-    }
-
-    private func mode(_ path: String) throws -> Int {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        return (attributes[.posixPermissions] as? Int ?? -1) & 0o777
     }
 
     /// An empty configuration file, so that config/broker.yaml of the working folder plays no part.
@@ -39,21 +30,6 @@ final class StoreSecretsTests: XCTestCase {
             return nil
         } catch {
             return "\(error)"
-        }
-    }
-
-    func testTheSQLiteFileAndItsFolderAreTheBrokerUsersAloneWhateverTheUmask() throws {
-        let path = temporaryPath("nested/broker.sqlite")
-        let previous = umask(0)
-        defer { umask(previous) }
-        let store = try SQLiteDonationStore(path: path)
-        _ = store
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        XCTAssertEqual(try mode(folder.path), 0o700)
-        XCTAssertEqual(try mode(folder.deletingLastPathComponent().path), 0o700, "every folder it created")
-        XCTAssertEqual(try mode(path), 0o600)
-        for journal in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + journal) {
-            XCTAssertEqual(try mode(path + journal), 0o600, journal)
         }
     }
 

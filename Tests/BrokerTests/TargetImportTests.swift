@@ -74,6 +74,20 @@ final class TargetImportTests: XCTestCase {
         }
     }
 
+    /// The database packages stop at the store targets: the composition root opens a store through them and never
+    /// reaches a database itself.
+    func testLocationBrokerImportsNoDatabasePackage() throws {
+        let folder = BrokerProcess.packageRoot.appendingPathComponent("Sources/LocationBroker")
+        let files = try XCTUnwrap(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        XCTAssertFalse(files.isEmpty)
+        for file in files {
+            for module in Self.imports(in: try String(contentsOf: file, encoding: .utf8)).intersection(["GRDB", "PostgresNIO"]) {
+                XCTFail("LocationBroker imports \(module) (\(file.lastPathComponent)): the stores are BrokerSQLite's and BrokerPostgres'")
+            }
+        }
+    }
+
     /// The test itself must be able to fail: an import the table forbids is seen.
     func testAForbiddenImportIsSeen() {
         let source = "import NIOCore\n@testable import LocationBroker\nimport struct BrokerCore.Hub\n"

@@ -1,3 +1,4 @@
+import BrokerCore
 import NIOConcurrencyHelpers
 import XCTest
 

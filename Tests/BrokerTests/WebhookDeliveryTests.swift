@@ -1,10 +1,12 @@
 import Atomics
 import BrokerProtocol
+import BrokerStorage
 import Foundation
 import GRDB
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerSQLite
 @testable import BrokerTestSupport
 @testable import LocationBroker
 

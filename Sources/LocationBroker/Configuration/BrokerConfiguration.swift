@@ -1,5 +1,6 @@
 import BrokerAuth
 import BrokerCore
+import BrokerPostgres
 import Foundation
 import TrackingPage
 

@@ -1,3 +1,4 @@
+import BrokerPostgres
 import Foundation
 
 // Where the broker listens, where it keeps donations, and how it joins a cluster; then TLS and logs.

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerStorage
 
 /// What became of one delivery attempt, as the dispatcher acts on it.
 enum AttemptVerdict: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import BrokerStorage
+
 /// What the donations API needs to write the trip events a donation change causes.
 struct DonationEvents: Sendable {
     /// Holds the position events not yet stored; a change waits for them.

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerProtocol
+import BrokerStorage
 import Crypto
 import Foundation
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BrokerCore
+import BrokerStorage
 import EventDelivery
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerStorage
 import Logging
 import ServiceLifecycle
 

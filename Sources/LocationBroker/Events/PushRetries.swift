@@ -1,3 +1,4 @@
+import BrokerStorage
 import NIOConcurrencyHelpers
 
 /// The pushes waiting to be tried again, one slot per browser subscription of a donation.

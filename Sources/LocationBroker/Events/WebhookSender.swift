@@ -1,3 +1,4 @@
+import BrokerStorage
 import EventDelivery
 import Foundation
 import NIOHTTP1

@@ -1,6 +1,7 @@
 import BrokerAuth
 import BrokerHTTP
 import BrokerProtocol
+import BrokerStorage
 import Foundation
 import Hummingbird
 import Logging

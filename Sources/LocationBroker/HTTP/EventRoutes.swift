@@ -1,5 +1,6 @@
 import BrokerHTTP
 import BrokerProtocol
+import BrokerStorage
 import Foundation
 import Hummingbird
 

@@ -2,6 +2,7 @@ import BrokerAuth
 import BrokerCore
 import BrokerHTTP
 import BrokerProtocol
+import BrokerStorage
 import Foundation
 import Hummingbird
 

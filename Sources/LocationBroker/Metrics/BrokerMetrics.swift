@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerPostgres
 import BrokerProtocol
 import Prometheus
 
@@ -33,27 +34,12 @@ package final class BrokerMetrics: Sendable {
     let donationUpdates: Counter
     /// Watch links made (`POST /v1/donations/{id}/watch-token`).
     let watchTokensIssued: Counter
-    /// Cluster: events sent to the other nodes.
-    let clusterEventsOut: Counter
-    /// Cluster: events received from the other nodes, by kind (position, offline, donation).
-    let clusterEventsIn: [String: Counter]
-    /// Cluster: events dropped because PostgreSQL was unreachable for longer than the queue holds, or unreadable.
-    let clusterEventsDropped: Counter
-    /// Cluster: 1 while this node listens to the other nodes and hears its own heartbeats, 0 otherwise.
-    let clusterConnected: Gauge
+    /// The cluster bus's series (BrokerPostgres counts them; they stay at zero on one node).
+    let cluster: ClusterMetrics
     /// JWKS reads (start and refreshes), by result (ok, failed).
     let jwksRefreshes: [Bool: Counter]
     /// Keys in the JWKS in force.
     let jwksKeys: Gauge
-    /// Cluster: sealed payloads that did not open with the cluster secrets (forged, altered, replayed onto another
-    /// purpose, or sealed with a secret this node does not have), by where they came from (bus, store).
-    let clusterSealedRejected: [String: Counter]
-    /// Cluster: heartbeats the listening session did not hear back in time (each one reconnects the listener).
-    let clusterHeartbeatsMissed: Counter
-    /// Cluster: catch-ups on donation changes after a gap (a reconnection or a revision the bus did not bring).
-    let clusterCatchUps: Counter
-    /// Cluster: the bus shards this node listens to (those in which it has subscribers), out of 64.
-    let clusterShardsListened: Gauge
     /// Trip events, their webhooks and their pushes.
     let events: EventMetrics
 
@@ -79,24 +65,7 @@ package final class BrokerMetrics: Sendable {
         self.rejections = rejections
         donationUpdates = registry.makeCounter(descriptor: Self.describe("broker_donation_updates_total", "Donation changes applied."))
         watchTokensIssued = registry.makeCounter(descriptor: Self.describe("broker_watch_tokens_issued_total", "Watch links made for donors."))
-        clusterEventsOut = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_out_total", "Events sent to the other nodes."))
-        var clusterEventsIn: [String: Counter] = [:]
-        for kind in ["position", "offline", "donation"] {
-            clusterEventsIn[kind] = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_in_total", "Events received from the other nodes, by kind."), labels: [("kind", kind)])
-        }
-        self.clusterEventsIn = clusterEventsIn
-        clusterEventsDropped = registry.makeCounter(descriptor: Self.describe("broker_cluster_events_dropped_total", "Cluster events dropped: queue full while PostgreSQL was unreachable, or unreadable."))
-        clusterConnected = registry.makeGauge(descriptor: Self.describe("broker_cluster_connected", "1 while this node listens to the other nodes and hears its heartbeats."))
-        var clusterSealedRejected: [String: Counter] = [:]
-        for source in ["bus", "store"] {
-            clusterSealedRejected[source] = registry.makeCounter(
-                descriptor: Self.describe("broker_cluster_sealed_rejected_total", "Sealed payloads that did not open with the cluster secrets, dropped unapplied."),
-                labels: [("source", source)])
-        }
-        self.clusterSealedRejected = clusterSealedRejected
-        clusterHeartbeatsMissed = registry.makeCounter(descriptor: Self.describe("broker_cluster_heartbeats_missed_total", "Heartbeats the listening session did not hear back in time."))
-        clusterCatchUps = registry.makeCounter(descriptor: Self.describe("broker_cluster_catch_ups_total", "Catch-ups on donation changes read from the store after a gap."))
-        clusterShardsListened = registry.makeGauge(descriptor: Self.describe("broker_cluster_shards_listened", "Bus shards this node listens to: those in which it has subscribers, out of 64."))
+        cluster = ClusterMetrics(registry: registry, describe: Self.describe)
         var jwksRefreshes: [Bool: Counter] = [:]
         for (succeeded, result) in [(true, "ok"), (false, "failed")] {
             jwksRefreshes[succeeded] = registry.makeCounter(

@@ -1,3 +1,4 @@
+import BrokerStorage
 import Prometheus
 
 /// The metrics of trip events: how many were decided and stored, and how their deliveries (webhooks to the

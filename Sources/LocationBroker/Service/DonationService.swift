@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerProtocol
+import BrokerStorage
 import Logging
 
 /// The backend's operations on donations: validate, check the move against Ponte's state machine, make it
@@ -31,8 +32,8 @@ struct DonationService: Sendable {
         return stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
     }
 
-    /// A refused backend request.
-    struct Refusal: Error {
+    /// A refused backend request; thrown from a store change's `decide`, it comes back as it was.
+    struct Refusal: DonationChangeRefusal {
         let status: Int
         let error: BrokerError
     }

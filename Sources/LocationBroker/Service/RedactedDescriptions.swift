@@ -1,18 +1,8 @@
 import EventDelivery
 
 // The types that hold a secret (a password, a key, a URL whose query may carry a token) describe themselves without
-// it, however they are printed: `"\(value)"`, `String(reflecting:)`, `dump`, or a log's metadata.
-
-extension PostgresLocation: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    var debugDescription: String { description }
-    var customMirror: Mirror { Mirror(self, children: ["location": description], displayStyle: .struct) }
-}
-
-extension ClusterKeys: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    var description: String { "ClusterKeys(***)" }
-    var debugDescription: String { description }
-    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
-}
+// it, however they are printed: `"\(value)"`, `String(reflecting:)`, `dump`, or a log's metadata. `PostgresLocation`
+// and `ClusterKeys` do so in BrokerPostgres, beside their types.
 
 extension BrokerConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package var description: String { "BrokerConfiguration(store: \(storeDescription))" }
