@@ -118,8 +118,11 @@ final class ClusterEventDeliveryTests: XCTestCase {
         let b = try await startEventNode("b", store: store, webhook: receiver, settings: silence)
         try await ClusterFixture.put("d-1", on: b, donor: "donor@example.org", volunteer: "v1@example.org", state: .beingLookedFor)
         let volunteer = try await ClusterFixture.connect("v1@example.org", to: a)
-        // Far enough that no estimate is within the approaching minutes.
-        _ = try await volunteer.publishKept(position(metresFromHome: 5_000))
+        // Far enough that no estimate is within the approaching minutes; kept once node a has heard of the donation
+        // (the change was made on node b).
+        try await waitUntil("node a keeps the volunteer's first fix", poll: .milliseconds(250)) {
+            (try? await volunteer.publish(position(metresFromHome: 5_000)))?.tracking == true
+        }
         try await receiver.waitFor("the volunteer is told silent", within: .seconds(75)) { requests in
             requests.compactMap(ReceivedEvent.init).contains { $0.type == "tracking.silent" }
         }

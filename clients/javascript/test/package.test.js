@@ -75,7 +75,7 @@ test("package.json: publishable, import and require each to its file with its ty
 
 test("the package's version is the broker's release, as BrokerRelease defines it", () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'));
-  const release = fs.readFileSync(path.join(folder, '..', '..', 'Sources', 'LocationBroker', 'BrokerRelease.swift'), 'utf8');
+  const release = fs.readFileSync(path.join(folder, '..', '..', 'Sources', 'BrokerStorage', 'BrokerRelease.swift'), 'utf8');
   const match = release.match(/static let version = "([^"]+)"/);
   assert.ok(match, 'BrokerRelease.swift defines the version');
   assert.equal(manifest.version, match[1]);
