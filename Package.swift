@@ -187,6 +187,46 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // OwnTracks' HTTP mode over the hub: `POST /v1/owntracks` with Basic auth, a `location` message as a publish.
+        .target(
+            name: "OwnTracksCompatibility",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                "BrokerAuth",
+                "BrokerHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The broker's listening socket on SwiftNIO: one port for HTTP/1.1 and WebSocket upgrades, each connection's
+        // pipeline, request deadlines, the HTTP responder's common headers, TLS files and quiescing at shutdown.
+        .target(
+            name: "BrokerServer",
+            dependencies: [
+                "BrokerProtocol",
+                "BrokerCore",
+                "BrokerWebSocket",
+                "BrokerHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Log records as one JSON object a line on standard error (`log_format: json`). Imports none of ours.
+        .target(name: "JSONLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // What the stores share and the rest of the broker calls: the `DonationStore` and `EventOutbox` protocols, the
         // outbox's rows, the schema's release record and private files. No database package.
         .target(name: "BrokerStorage", dependencies: ["BrokerProtocol", "BrokerCore"]),
@@ -232,6 +272,9 @@ let package = Package(
                 "BrokerHTTP",
                 "TrackingPage",
                 "PubNubCompatibility",
+                "OwnTracksCompatibility",
+                "BrokerServer",
+                "JSONLogging",
                 "EventDelivery",
                 "BrokerStorage",
                 "BrokerSQLite",
@@ -267,6 +310,7 @@ let package = Package(
             name: "BrokerBenchmarkFixtures",
             dependencies: [
                 "LocationBroker",
+                "BrokerServer",
                 "BrokerAuth",
                 "BrokerWebSocket",
                 "BrokerCore",
@@ -368,6 +412,9 @@ let package = Package(
                 "BrokerSQLite",
                 "BrokerPostgres",
                 "PubNubCompatibility",
+                "OwnTracksCompatibility",
+                "BrokerServer",
+                "JSONLogging",
                 "BrokerBenchmarkFixtures",
                 "LocationBroker",
                 "EventDelivery",

@@ -1,6 +1,7 @@
 import BrokerAuth
 import BrokerCore
 import BrokerProtocol
+import BrokerServer
 import BrokerWebSocket
 import LocationBroker
 import Logging

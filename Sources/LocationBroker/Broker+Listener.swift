@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerServer
 import BrokerWebSocket
 import Hummingbird
 import HummingbirdTLS
@@ -25,7 +26,7 @@ extension Broker {
             authorize: { endpoint.authorize($0, from: $1) },
             refusalBody: { endpoint.answer($0) },
             messages: messages)
-        if let tls = try TLSFiles.serverConfiguration(configuration) {
+        if let tls = try TLSFiles.serverConfiguration(certificate: configuration.tlsCert, key: configuration.tlsKey) {
             return BrokerListener(
                 child: try TLSChannel(channel, tlsConfiguration: tls), host: configuration.host, port: configuration.port,
                 eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger, onListening: onServerRunning)

@@ -4,6 +4,7 @@ import BrokerHTTP
 import BrokerWebSocket
 import Hummingbird
 import Logging
+import OwnTracksCompatibility
 import PubNubCompatibility
 import TrackingPage
 
@@ -29,7 +30,7 @@ extension Broker {
         let backendKey = configuration.backendKey ?? ""
         // HEAD on every GET route answers as GET without the body (RFC 9110 §9.3.2): monitors send HEAD /healthz.
         let router = Router(context: BrokerRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: MethodNotAllowedMiddleware(metrics: metrics))
+        router.add(middleware: MethodNotAllowedMiddleware(routes: knownRoutes, countRefusal: { metrics.reject($0) }))
         router.get("v1/ws") { request, _ in
             let (status, error) = await endpoint.refusal(for: request.head)
             return JSONResponse.error(status, error)
@@ -37,7 +38,9 @@ extension Broker {
         DonationRoutes(service: donations, watchLinks: access.watchLinks, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: router, backendKey: backendKey)
         OperationsRoutes(metrics: metrics, isDraining: isDraining).register(on: router)
-        OwnTracksRoutes(verifier: access.verifier, hub: hub, metrics: metrics, clock: clock, maxBodyBytes: configuration.maxBodyBytes).register(on: router)
+        OwnTracksRoutes(
+            verifier: access.verifier, hub: hub, countRefusal: { metrics.reject($0) }, clock: clock, maxBodyBytes: configuration.maxBodyBytes
+        ).register(on: router)
         let identityRefusals = access.identityRefusals
         let addressRefusals = access.addressRefusals
         PubNubRoutes(

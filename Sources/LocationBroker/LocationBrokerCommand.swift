@@ -3,6 +3,7 @@ import BrokerAuth
 import BrokerCore
 import BrokerStorage
 import Foundation
+import JSONLogging
 import Logging
 
 /// `location-broker`: serve (the default), check the configuration, back up the database, or mint a token to try the broker.

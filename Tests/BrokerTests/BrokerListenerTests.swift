@@ -15,6 +15,7 @@ import XCTest
 @testable import BrokerCore
 @testable import BrokerHTTP
 @testable import BrokerTestSupport
+@testable import BrokerServer
 @testable import BrokerWebSocket
 @testable import LocationBroker
 

@@ -1,5 +1,6 @@
 import BrokerProtocol
 import Foundation
+import JSONLogging
 import Logging
 import NIOConcurrencyHelpers
 import XCTest

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import LocationBroker
+@testable import BrokerServer
 
 /// The `Date` header's value (RFC 9110 §5.6.7, IMF-fixdate).
 final class HTTPDateTests: XCTestCase {

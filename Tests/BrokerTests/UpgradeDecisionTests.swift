@@ -8,6 +8,7 @@ import XCTest
 @testable import BrokerAuth
 @testable import BrokerCore
 @testable import BrokerTestSupport
+@testable import BrokerServer
 @testable import BrokerWebSocket
 @testable import LocationBroker
 

@@ -1,5 +1,6 @@
 import BrokerAuth
 import BrokerCore
+import BrokerServer
 import EventDelivery
 import Foundation
 import Logging
@@ -24,7 +25,7 @@ enum StartupChecks {
 
     /// The certificate and key are readable PEM and make a pair (the server's TLS context accepts them).
     private static func tlsPair(_ configuration: BrokerConfiguration) throws {
-        guard let tls = try TLSFiles.serverConfiguration(configuration) else { return }
+        guard let tls = try TLSFiles.serverConfiguration(certificate: configuration.tlsCert, key: configuration.tlsKey) else { return }
         do {
             _ = try NIOSSLContext(configuration: tls)
         } catch {

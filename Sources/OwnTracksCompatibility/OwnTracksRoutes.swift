@@ -14,17 +14,28 @@ import NIOCore
 /// password. A `location` message becomes a publish with the same checks, limits and errors as a WebSocket
 /// `publish`; every other `_type` (transitions, waypoints, last wills...) is accepted and ignored. The answer
 /// to an accepted message is the empty JSON array OwnTracks expects (it would hold messages for the app).
-struct OwnTracksRoutes: Sendable {
+package struct OwnTracksRoutes: Sendable {
     let verifier: TokenVerifier
     let hub: Hub
-    let metrics: BrokerMetrics
+    /// Counts each refusal by its error code (the broker's metrics).
+    let countRefusal: @Sendable (ErrorCode) -> Void
     let clock: WallClock
     let maxBodyBytes: Int
+
+    package init(
+        verifier: TokenVerifier, hub: Hub, countRefusal: @escaping @Sendable (ErrorCode) -> Void, clock: WallClock, maxBodyBytes: Int
+    ) {
+        self.verifier = verifier
+        self.hub = hub
+        self.countRefusal = countRefusal
+        self.clock = clock
+        self.maxBodyBytes = maxBodyBytes
+    }
 
     /// The answer to every accepted message.
     static let accepted = "[]"
 
-    func register(on router: Router<BrokerRequestContext>) {
+    package func register(on router: Router<BrokerRequestContext>) {
         router.post("v1/owntracks") { request, context in await ingest(request, context) }
     }
 
@@ -52,7 +63,7 @@ struct OwnTracksRoutes: Sendable {
     }
 
     private func refuse(_ status: HTTPResponse.Status, _ error: BrokerError) -> Response {
-        metrics.reject(error.code)
+        countRefusal(error.code)
         var response = JSONResponse.error(status, error)
         if status == .unauthorized {
             response.headers[.wwwAuthenticate] = #"Basic realm="location-broker", charset="UTF-8""#

@@ -16,18 +16,31 @@ import ServiceLifecycle
 /// else it does is kept: the
 /// backlog, `SO_REUSEADDR`, half-closure, and the graceful shutdown (stop accepting, ask every connection to
 /// finish, wait for the HTTP requests being answered; ``QuiescingHTTPConnections``).
-struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == BrokerServerChannel.Value {
+package struct BrokerListener<Child: ServerChildChannel>: Service where Child.Value == BrokerServerChannel.Value {
     /// Sets up each accepted connection (TLS first when configured) and answers it when it stays HTTP.
     let child: Child
     let host: String
     /// 0 for a port of the system's choice (tests).
     let port: Int
     /// Connections the kernel holds until they are accepted.
-    var backlog = 256
+    let backlog: Int
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
     /// Called with the bound port once the socket listens.
     let onListening: @Sendable (Int) async -> Void
+
+    package init(
+        child: Child, host: String, port: Int, backlog: Int = 256, eventLoopGroup: any EventLoopGroup, logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) {
+        self.child = child
+        self.host = host
+        self.port = port
+        self.backlog = backlog
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.onListening = onListening
+    }
 
     package func run() async throws {
         let httpOpen = QuiescingHTTPConnections()

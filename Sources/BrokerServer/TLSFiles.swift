@@ -2,10 +2,13 @@ import BrokerCore
 import NIOSSL
 
 /// Serves TLS when `tls_cert` and `tls_key` are set.
-enum TLSFiles {
-    /// The server's TLS configuration when the configuration names a certificate and key, else `nil` (plain TCP).
-    static func serverConfiguration(_ configuration: BrokerConfiguration) throws -> TLSConfiguration? {
-        guard let certificatePath = configuration.tlsCert, let keyPath = configuration.tlsKey else { return nil }
+package enum TLSFiles {
+    /// The server's TLS configuration when both a certificate file and a key file are named, else `nil` (plain TCP).
+    /// - Parameters:
+    ///   - certificatePath: the PEM certificate chain (`tls_cert`).
+    ///   - keyPath: its PEM private key (`tls_key`).
+    package static func serverConfiguration(certificate certificatePath: String?, key keyPath: String?) throws -> TLSConfiguration? {
+        guard let certificatePath, let keyPath else { return nil }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey
         do {

@@ -29,6 +29,11 @@ package final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChann
         var body: TimeAmount
         /// From the end of a response to the end of the next request's head.
         var nextHead: TimeAmount
+
+        package init(body: TimeAmount, nextHead: TimeAmount) {
+            self.body = body
+            self.nextHead = nextHead
+        }
     }
 
     private enum Phase {

@@ -8,7 +8,7 @@ import Glibc
 /// Writes each log record as one JSON object on one line of standard error, for log shippers (`log_format: json`):
 /// `time` (ISO 8601, UTC, milliseconds), `level`, `label`, `source`, `message`, and `metadata` when there is any,
 /// keys sorted. Values are strings, or arrays and objects of them, as swift-log's metadata holds them.
-struct JSONLogHandler: LogHandler {
+package struct JSONLogHandler: LogHandler {
     package var metadata: Logger.Metadata = [:]
     package var logLevel: Logger.Level = .info
     package var metadataProvider: Logger.MetadataProvider?
@@ -16,7 +16,7 @@ struct JSONLogHandler: LogHandler {
     private let write: @Sendable (String) -> Void
 
     /// - Parameter write: where each line goes (standard error by default; tests collect them).
-    init(label: String, write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardError) {
+    package init(label: String, write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardError) {
         self.label = label
         self.write = write
     }
@@ -55,7 +55,7 @@ struct JSONLogHandler: LogHandler {
 
     /// One `write(2)` per line (looping only if the kernel takes part of it), so that lines from several
     /// threads do not interleave.
-    static let standardError: @Sendable (String) -> Void = { line in
+    package static let standardError: @Sendable (String) -> Void = { line in
         let bytes = Array(line.utf8)
         var offset = 0
         while offset < bytes.count {

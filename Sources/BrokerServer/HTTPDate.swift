@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// IMF-fixdate form, `Sun, 06 Nov 1994 08:49:37 GMT`.
 ///
 /// Formatted at most once a second: the responses of one second share the string.
-final class HTTPDate: Sendable {
+package final class HTTPDate: Sendable {
     private struct Cache {
         var second = Int.min
         var text = ""
@@ -21,13 +21,13 @@ final class HTTPDate: Sendable {
     // The formatter is used only inside the lock.
     private let cache = NIOLockedValueBox<Cache>(Cache())
 
-    init() {}
+    package init() {}
 
     /// The header's value for now.
-    var now: String { text(for: Date()) }
+    package var now: String { text(for: Date()) }
 
     /// The header's value for `date`, to the second.
-    func text(for date: Date) -> String {
+    package func text(for date: Date) -> String {
         let second = Int(date.timeIntervalSince1970.rounded(.down))
         return cache.withLockedValue { cache in
             if cache.second != second {

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 /// Used to serialise the changes to one donation (store write, then gate update) without blocking a thread.
 /// A task cancelled while it waits for the lock stops waiting and throws `CancellationError`, so that a stuck
 /// holder never keeps a shutdown waiting on everyone queued behind it.
-final class AsyncLock: Sendable {
+package final class AsyncLock: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Void, any Error>
@@ -23,11 +23,11 @@ final class AsyncLock: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init() {}
+    package init() {}
 
     /// Runs `body` while holding the lock.
     /// - Throws: `CancellationError` when the task is cancelled before it gets the lock; what `body` throws.
-    func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package func withLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await acquire()
         defer { release() }
         return try await body()

@@ -6,9 +6,9 @@ import NIOHTTP1
 
 /// How an HTTP request is answered: the router's response, with the `Date` and `Server` headers, and a 500 for
 /// an error the routes did not turn into a response (its details only in a `debug` line).
-enum HTTPResponding {
+package enum HTTPResponding {
     /// The responder that ``BrokerServerChannel`` hands each HTTP request to.
-    static func responder(
+    package static func responder(
         router: RouterResponder<BrokerRequestContext>, date: HTTPDate, serverName: String, logger: Logger
     ) -> HTTPChannelHandler.Responder {
         { request, responseWriter, channel in
