@@ -325,7 +325,8 @@ let package = Package(
         // `location-broker`: the command line around the library.
         .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
         // What the test targets share: the one live-broker harness, the broker as a process, the bare WebSocket,
-        // the fault proxy, the JWKS and PostgreSQL servers, child processes, and the waits with deadlines. Its
+        // the broker's WebSocket handlers on an `EmbeddedChannel` with a hand-moved clock, the fault proxy, the JWKS
+        // and PostgreSQL servers, child processes, and the waits with deadlines. Its
         // helpers use the broker's internal types, so they are internal too: test targets `@testable import` it.
         .target(
             name: "BrokerTestSupport",
@@ -333,6 +334,7 @@ let package = Package(
                 "LocationBroker",
                 "BrokerStorage",
                 "BrokerAuth",
+                "BrokerCore",
                 "BrokerWebSocket",
                 "BrokerHTTP",
                 "TrackingPage",
@@ -342,7 +344,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -401,6 +405,42 @@ let package = Package(
                 "BrokerTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The WebSocket transport without a broker: frame reading, unmasking and UTF-8 checks, the connection's state
+        // machine and timers, the outbox's pings, and the handlers on `EmbeddedChannel`s with virtual time.
+        .testTarget(
+            name: "BrokerWebSocketTests",
+            dependencies: [
+                "BrokerWebSocket",
+                "BrokerCore",
+                "BrokerProtocol",
+                "BrokerTestSupport",
+                "DeterministicRandom",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+        // The JOSE reader against JWTKit as an oracle, and the base64url codec against Foundation's.
+        .testTarget(
+            name: "BrokerAuthTests",
+            dependencies: [
+                "BrokerAuth",
+                "BrokerCore",
+                "BrokerProtocol",
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        // PubNub's answers, cursors and positions as its SDKs read them, and the held polls' slots, without a broker.
+        .testTarget(
+            name: "PubNubCompatibilityTests",
+            dependencies: [
+                "PubNubCompatibility",
+                "BrokerProtocol",
+                "BrokerTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

@@ -2,6 +2,7 @@ import NIOCore
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import BrokerWebSocket
 @testable import LocationBroker
 

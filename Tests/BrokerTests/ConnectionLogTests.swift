@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// What a WebSocket connection logs of its life: at debug level its opening and its end, each with the

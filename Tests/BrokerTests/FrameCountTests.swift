@@ -1,5 +1,6 @@
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// `broker_frames_in_total` counts each client frame once, under its own `type` label, whatever the frame's fate

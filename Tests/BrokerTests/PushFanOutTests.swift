@@ -6,6 +6,7 @@ import Logging
 import XCTest
 
 @testable import BrokerSQLite
+@testable import BrokerTestSupport
 @testable import LocationBroker
 
 /// Each browser's retries, on their own: bounded by the push's window, dropped once the donation ended, replaced by a

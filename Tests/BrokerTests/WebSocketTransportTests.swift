@@ -6,6 +6,7 @@ import XCTest
 
 @testable import BrokerAuth
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import BrokerWebSocket
 @testable import LocationBroker
 

@@ -7,7 +7,7 @@ import XCTest
 
 /// A full history hands the storage of the frame it drops to the next position's frame, so that a publish
 /// allocates and frees no buffer. That a frame some donor's queue still holds keeps its bytes is the
-/// framing's part (copy-on-write): BrokerTests' TextFrameTests.
+/// framing's part (copy-on-write): BrokerWebSocketTests' TextFrameTests.
 final class HistoryFrameReuseTests: XCTestCase {
     /// Frames like the WebSocket transport does when handed a buffer: cleared and written over (copy-on-write),
     /// counting the buffers it was handed.

@@ -2,7 +2,6 @@ import Foundation
 import XCTest
 
 @testable import BrokerAuth
-@testable import LocationBroker
 
 /// A token's parts are base64url without padding; the byte-by-byte decoder must agree with Foundation's.
 final class Base64URLTests: XCTestCase {

@@ -5,7 +5,6 @@ import XCTest
 
 @testable import BrokerCore
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// Frames queued pre-framed read back, through NIO's own frame decoder, as the text messages they carry.
 final class TextFrameTests: XCTestCase {

@@ -3,7 +3,6 @@ import NIOEmbedded
 import XCTest
 
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// One event loop's list of connection deadlines (heartbeats, close graces), served by one scheduled task: each
 /// connection is told at its own deadline, never before, in order, and never after it left the list.

@@ -1,8 +1,8 @@
 import NIOCore
 import XCTest
 
+@testable import BrokerTestSupport
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// Heartbeat pings ride in the radio wake-ups data already causes: a phone that is tracked or tracking is pinged
 /// right after a frame it was written anyway, never on its own, while an idle connection is pinged once per

@@ -3,7 +3,6 @@ import DeterministicRandom
 import XCTest
 
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// A text frame's UTF-8 check (1007 otherwise) reads ASCII eight bytes at a time: it must say exactly what the
 /// standard library's validation says, wherever the first byte that is not ASCII stands: in the first word, the

@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
-import XCTest
 
 @testable import BrokerCore
 @testable import BrokerWebSocket

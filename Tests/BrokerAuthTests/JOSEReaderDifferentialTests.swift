@@ -4,7 +4,6 @@ import JWTKit
 import XCTest
 
 @testable import BrokerAuth
-@testable import LocationBroker
 
 /// The JOSE reader against the JSONDecoder path it replaced (JOSEReaderOracle): every signed token, hostile
 /// or generated, gets the same decision, the same identity and the same refusal message, and the same routing
@@ -22,7 +21,7 @@ final class JOSEReaderDifferentialTests: XCTestCase {
         case stricter
     }
 
-    /// A broker configuration and its oracle.
+    /// A verifier's rules and their oracle.
     struct Subject {
         let name: String
         let verifier: TokenVerifier
@@ -38,16 +37,12 @@ final class JOSEReaderDifferentialTests: XCTestCase {
         signer = try await keys.getKey()
         subjects = []
         for (name, claim, audience, issuer) in [("sub, aud ponte", "sub", "ponte", nil), ("email verified, iss", "email", nil, "https://issuer.example")] {
-            var configuration = BrokerConfiguration()
-            configuration.jwtSecret = Self.secret
-            configuration.identityClaim = claim
-            configuration.audience = audience
-            configuration.issuer = issuer
+            let rules = TokenVerifier.Rules(secret: Self.secret, identityClaim: claim, audience: audience, issuer: issuer)
             subjects.append(
                 Subject(
-                    name: name, verifier: try await TokenVerifier(configuration: configuration),
+                    name: name, verifier: try await TokenVerifier(rules: rules),
                     oracle: JOSEReaderOracle(
-                        hmac: signer, identityClaim: claim, requireEmailVerified: configuration.requireEmailVerified, audience: audience, issuer: issuer)))
+                        hmac: signer, identityClaim: claim, requireEmailVerified: rules.requireEmailVerified, audience: audience, issuer: issuer)))
         }
     }
 

@@ -1,7 +1,7 @@
 import NIOCore
 import XCTest
 
-@testable import LocationBroker
+@testable import BrokerTestSupport
 
 /// A text message is read where it is unmasked, a scratch copy that lives only while the message is handled, and
 /// the next message is unmasked into the same place: nothing a message leaves behind may point into

@@ -2,7 +2,6 @@ import NIOCore
 import XCTest
 
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// The connection's close and heartbeat life alone: no channel, no clock, only events and the actions they
 /// ask for.

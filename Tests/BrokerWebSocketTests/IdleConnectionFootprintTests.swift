@@ -4,8 +4,8 @@ import NIOWebSocket
 import XCTest
 
 @testable import BrokerCore
+@testable import BrokerTestSupport
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// glibc's `malloc_usable_size`, which the Glibc module does not export.
 @_silgen_name("malloc_usable_size")

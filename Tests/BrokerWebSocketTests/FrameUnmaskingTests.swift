@@ -5,7 +5,6 @@ import NIOWebSocket
 import XCTest
 
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// The broker's word-at-a-time unmasking must give exactly NIO's `unmaskedData`, whatever the length, the key and
 /// where the payload starts in its buffer (a frame read from the socket is a slice).

@@ -6,7 +6,6 @@ import XCTest
 
 import BrokerProtocol
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// The connection handler reads its client's frames itself (``ClientFrameReader``) instead of through NIO's
 /// `ByteToMessageHandler(WebSocketFrameDecoder)`: a client must meet the same frames and the same refusals as

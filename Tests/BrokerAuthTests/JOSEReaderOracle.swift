@@ -4,7 +4,6 @@ import Foundation
 import JWTKit
 
 @testable import BrokerAuth
-@testable import LocationBroker
 
 /// The client-token check as it was before the JOSE reader: Foundation's `JSONDecoder` on the JOSE header
 /// (twice: to route a watch link, then to verify) and on the claims. Kept here, whole, as the oracle of
