@@ -15,9 +15,13 @@ struct PositionKeeper: Sendable {
     /// - Parameter viewSeqs: the numbers the node that kept the position gave it, in the order of `trackable`;
     ///   `nil` to number it here.
     /// - Returns: the subscribers it was queued for.
-    func keep(_ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String], viewSeqs: [Int64]? = nil) -> Int {
+    /// - Parameter counters: the view counters of `trackable`, in its order, when the caller has them at hand.
+    func keep(
+        _ position: Position, seq: Int64, in channel: VolunteerChannel, for trackable: [String], viewSeqs: [Int64]? = nil,
+        counters: [ViewCounter]? = nil
+    ) -> Int {
         channel.nextSeq = max(channel.nextSeq, seq + 1)
-        let entry = numbered(position, seq: seq, in: channel, for: trackable, viewSeqs: viewSeqs)
+        let entry = numbered(position, seq: seq, in: channel, for: trackable, viewSeqs: viewSeqs, counters: counters)
         remember(entry, in: channel)
         let watchers = delivery.fanOut(entry, in: channel, to: trackable).delivered
         // The fix's own events come before the arrival it may make: the first position is told first.
@@ -29,7 +33,7 @@ struct PositionKeeper: Sendable {
     /// Keeps `position` under `seq` for the donations in `donations` (never empty) without telling anyone (a node
     /// that starts takes in what the cluster stored).
     func seed(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String], viewSeqs: [Int64]?) {
-        remember(numbered(position, seq: seq, in: channel, for: donations, viewSeqs: viewSeqs), in: channel)
+        remember(numbered(position, seq: seq, in: channel, for: donations, viewSeqs: viewSeqs, counters: nil), in: channel)
     }
 
     /// The kept entry of `position`: its donations numbered in their views and grouped by number, one frame per
@@ -38,8 +42,10 @@ struct PositionKeeper: Sendable {
     /// oldest kept frame when the history is full and is about to drop it (no buffer allocated and freed per
     /// publish). A queued frame that still shares that storage keeps its bytes: the framing gets fresh storage then
     /// (copy-on-write).
-    private func numbered(_ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String], viewSeqs: [Int64]?) -> KeptEntry {
-        let counters = channel.viewCounters(of: donations)
+    private func numbered(
+        _ position: Position, seq: Int64, in channel: VolunteerChannel, for donations: [String], viewSeqs: [Int64]?, counters given: [ViewCounter]?
+    ) -> KeptEntry {
+        let counters = given ?? channel.viewCounters(of: donations)
         var dropped = channel.history.dropOldest(toKeep: settings.historySize - 1)
         func frame(_ viewSeq: Int64) -> PreparedFrame {
             delivery.position(channel: channel.name, seq: viewSeq, position: position, reusing: &dropped)

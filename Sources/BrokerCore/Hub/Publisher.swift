@@ -42,13 +42,16 @@ struct Publisher: Sendable {
                 return .failure(BrokerError(.rateLimited, "publishing faster than \(settings.publishRate) positions per second (burst \(settings.publishBurst)); slow down"))
             }
             presence.seen(channel, at: now)
-            let admission = Self.admit(position, in: channel, now: now, settings: settings)
+            let trackableNow = channel.trackable
+            let admission = Self.admit(position, trackable: trackableNow, now: now, settings: settings)
             guard case .admitted(let trackable) = admission else {
                 if case .untracked(let reason) = admission { metrics.untracked(reason) }
                 return .success(Hub.PublishOutcome(seq: nil, watchers: 0, untracked: admission.reason))
             }
             let seq = channel.nextSeq
-            let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable)
+            // Kept for every trackable donation (the usual case): their counters come with the cached ids.
+            let counters = trackable == trackableNow.ids ? trackableNow.views : nil
+            let watchers = keeper.keep(position, seq: seq, in: channel, for: trackable, counters: counters)
             // Asked before the existential is copied out: a single node would otherwise pay its copy and destroy on
             // every publish.
             if isClustered, let kept = channel.history.last {
@@ -75,8 +78,7 @@ struct Publisher: Sendable {
     /// opened no later than the fix was taken (give or take the clock tolerance), and none at all when the fix
     /// is older than the maximum age. A fix queued on a phone before BEING-LOOKED-FOR, or taken during a pause
     /// and sent after it, thus reaches nobody.
-    static func admit(_ position: Position, in channel: VolunteerChannel, now: Int64, settings: HubSettings) -> Admission {
-        let trackable = channel.trackable
+    static func admit(_ position: Position, trackable: VolunteerChannel.Trackable, now: Int64, settings: HubSettings) -> Admission {
         guard !trackable.ids.isEmpty else { return .untracked(.noTrackableDonation) }
         guard now - position.timestamp <= settings.maxPositionAgeMilliseconds else { return .untracked(.tooOld) }
         let takenAtLatest = position.timestamp + settings.windowToleranceMilliseconds
