@@ -464,6 +464,7 @@ let package = Package(
                 "TrackingPage",
                 "BrokerCore",
                 "BrokerClient",
+                "WatchRendering",
                 "BrokerProtocol",
                 "TrackingRules",
                 "DeterministicRandom",

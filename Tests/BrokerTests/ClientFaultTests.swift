@@ -8,6 +8,7 @@ import XCTest
 @testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import WatchRendering
 
 /// The client library under network faults: a real broker (heartbeat 1 s), real sockets, and a ``FaultProxy``
 /// between the library and the broker that goes silent, resets, or refuses. The volunteer's test connection
@@ -106,9 +107,9 @@ final class ClientFaultTests: XCTestCase {
         try await scenario.stop()
     }
 
-    /// How tracker-watch's plain output shows `fix`: its latitude, to five decimals.
+    /// How tracker-watch's plain output shows `fix`: its latitude, by the watcher's own formatter.
     private static func shown(_ fix: Position) -> String {
-        "lat=\((fix.lat * 100_000).rounded() / 100_000) "
+        "lat=\(PlainFormatter.coordinate(fix.lat)) "
     }
 
     private func isPosition(_ fix: Position) -> (DonationEvent) -> Bool {

@@ -25,7 +25,7 @@ final class ClusterLastPositionTests: XCTestCase {
         try await ClusterFixture.put("d-stored-1", on: a, donor: donorID, volunteer: volunteerID, state: .beingLookedFor)
         let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
         let fix = position(metresFromHome: 700)
-        let seq = try await volunteer.publishKept(fix)
+        let kept = try await volunteer.publishKept(fix)
         try await waitUntil("the position is stored") { try await rows(server, database) == 1 }
 
         let row = try await server.psql("SELECT row_to_json(p)::text FROM lb_last_positions p", database: database)
@@ -36,7 +36,7 @@ final class ClusterLastPositionTests: XCTestCase {
         let c = try await startNode("c", store: store)
         let donor = try await ClusterFixture.connect(donorID, to: c)
         let subscribed = try await ClusterFixture.subscribe(donor, to: "d-stored-1")
-        XCTAssertEqual(subscribed.last?.position, seq)
+        XCTAssertEqual(subscribed.last?.position, kept)
 
         try await server.psql("UPDATE lb_last_positions SET kept_at = now() - interval '1 hour'", database: database)
         try await waitUntil("the old row is swept") { try await rows(server, database) == 0 }

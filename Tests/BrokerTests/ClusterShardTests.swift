@@ -91,9 +91,9 @@ final class ClusterShardTests: XCTestCase {
 
         let volunteer = try await ClusterFixture.connect(volunteerID, to: a)
         for step in 0..<5 {
-            let seq = try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))
+            let fix = try await volunteer.publishKept(position(metresFromHome: 1_500 - Double(step) * 100))
             let delivered = try await ClusterFixture.nextPosition(donor).position
-            XCTAssertEqual(delivered, seq)
+            XCTAssertEqual(delivered, fix)
         }
         // A donation change after the positions: once node c applied it, it heard everything sent before on the
         // same session (one channel before sharding: in order).

@@ -175,9 +175,9 @@ final class ClusterTests: XCTestCase {
         _ = try await subscribe(donor, to: "d-2")
         let volunteer = try await connect(volunteerID, to: a)
         try await waitUntil("a position from node a reaches the donor on node b") {
-            let seq = try await volunteer.publishKept(position(metresFromHome: 500))
+            let fix = try await volunteer.publishKept(position(metresFromHome: 500))
             while let event = await donor.nextEvent(timeout: .milliseconds(500)) {
-                if case .frame(.position(let update), _) = event, update.position == seq { return true }
+                if case .frame(.position(let update), _) = event, update.position == fix { return true }
             }
             return false
         }

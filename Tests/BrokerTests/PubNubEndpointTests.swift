@@ -74,7 +74,7 @@ final class PubNubEndpointTests: XCTestCase {
             let volunteer = try await LiveBroker.token(volunteerID)
             let sent = try await publish(live, channel: volunteerID, #"{"latitude":-34.6,"longitude":-58.38,"ts":\#(WallClock.system.now() / 1000),"extra":"secret"}"#, token: volunteer)
             XCTAssertEqual(sent.status, .ok, sent.text)
-            XCTAssertNotEqual((sent.json as? [Any])?[2] as? String, "0", "kept")
+            XCTAssertNotEqual(try XCTUnwrap((sent.json as? [Any])?[2] as? String), "0", "kept")
 
             let answer = try await subscribe(live, channel: volunteerID, tt: handshake.tt, token: donor)
             let polled = try parsed(answer)
@@ -164,7 +164,7 @@ final class PubNubEndpointTests: XCTestCase {
             try await live.put("d-1", state: .beingLookedFor)
             let volunteer = try await LiveBroker.token(volunteerID)
             let kept = try await publish(live, channel: volunteerID, #"{"lat":-34.5,"lng":-58.38,"timestamp":\#(WallClock.system.now())}"#, token: volunteer)
-            XCTAssertNotEqual((kept.json as? [Any])?[2] as? String, "0", "kept")
+            XCTAssertNotEqual(try XCTUnwrap((kept.json as? [Any])?[2] as? String), "0", "kept")
             let donor = try await LiveBroker.token(donorID)
             // The timetoken of the newest position the donor may see, in their donation's view.
             let keptTimetoken = try parsed(try await subscribe(live, channel: volunteerID, tt: "0", token: donor)).tt

@@ -63,9 +63,6 @@ struct KeptEntry {
     /// Every group, the first one first.
     var views: [KeptView] { [first] + others }
 
-    /// The donations the position was kept for.
-    var donations: [String] { views.flatMap(\.donations) }
-
     /// Forgets `donation`.
     /// - Returns: whether the position is still kept for some donation.
     mutating func forget(_ donation: String) -> Bool {

@@ -81,8 +81,8 @@ struct Subscriptions: Sendable {
             let tracking = gate.state.isTrackable
             // A pause purged this donation's positions; nothing of the volunteer is told while it lasts.
             // Each position under its seq in this donation's view: the donor's numbers count nothing kept for others.
-            let allowed = tracking ? channel.history.compactMap { entry in entry.view(for: gate.id).map { (entry.position, $0) } } : []
-            let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.1.seq, position: $0.0) }
+            let allowed = tracking ? channel.history.compactMap { entry in entry.view(for: gate.id).map { (position: entry.position, view: $0) } } : []
+            let last = allowed.last.map { ServerFrame.KeptPosition(seq: $0.view.seq, position: $0.position) }
             delivery.reply(
                 .subscribed(
                     .init(
