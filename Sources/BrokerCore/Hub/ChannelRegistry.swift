@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 
 /// The volunteer channels held in memory, in 64 shards, each a mutex over a dictionary (as centrifuge's
 /// `hub.go`), so volunteers on different shards never contend. A channel is made when first needed and
@@ -7,9 +6,13 @@ import NIOConcurrencyHelpers
 /// Lock order (docs/LOCK-ORDER.md): a shard lock is taken under `donationRevisions` or under nothing; under it
 /// come only leaf locks (a connection's subscriptions, a sink's queue, the cluster outbox, the shard interest).
 package final class ChannelRegistry: Sendable {
-    // Unchecked: the channels, which are not Sendable, are reached only under the box's lock.
-    private final class Shard: @unchecked Sendable {
-        let channels = NIOLockedValueBox<[Key: VolunteerChannel]>([:])
+    private final class Shard: Sendable {
+        let channels = LockedValue(ShardChannels())
+    }
+
+    // Unchecked: the channels, which are not Sendable, are reached only under their shard's lock.
+    private struct ShardChannels: @unchecked Sendable {
+        var byKey: [Key: VolunteerChannel] = [:]
     }
 
     /// A channel's name with its hash, computed once per look-up for both the shard and the shard's dictionary,
@@ -96,15 +99,15 @@ package final class ChannelRegistry: Sendable {
     /// ``locked(_:create:_:)`` with the name's hash already known.
     func locked<T>(_ key: Key, create: Bool, _ body: (VolunteerChannel?) -> T) -> T {
         let name = key.name
-        return shard(key).channels.withLockedValue { channels in
-            var channel = channels[key]
+        return shard(key).channels.withLock { channels in
+            var channel = channels.byKey[key]
             if channel == nil && create {
                 let made = VolunteerChannel(name: name, settings: settings, now: clock.now())
-                channels[key] = made
+                channels.byKey[key] = made
                 channel = made
             }
             let result = body(channel)
-            if let channel, channel.isUnused(now: clock.now()) { channels.removeValue(forKey: key) }
+            if let channel, channel.isUnused(now: clock.now()) { channels.byKey.removeValue(forKey: key) }
             return result
         }
     }
@@ -113,10 +116,10 @@ package final class ChannelRegistry: Sendable {
     /// nothing refers to any more at `now`.
     func sweep(now: Int64, _ body: (VolunteerChannel) -> Void) {
         for shard in shards {
-            shard.channels.withLockedValue { channels in
-                for channel in channels.values { body(channel) }
-                for (name, channel) in channels where channel.isUnused(now: now) {
-                    channels.removeValue(forKey: name)
+            shard.channels.withLock { channels in
+                for channel in channels.byKey.values { body(channel) }
+                for (name, channel) in channels.byKey where channel.isUnused(now: now) {
+                    channels.byKey.removeValue(forKey: name)
                 }
             }
         }
@@ -134,9 +137,9 @@ package final class ChannelRegistry: Sendable {
     package func names(_ filter: Filter) -> [String] {
         var names: [String] = []
         for shard in shards {
-            names += shard.channels.withLockedValue { channels -> [String] in
+            names += shard.channels.withLock { channels -> [String] in
                 var found: [String] = []
-                for (name, channel) in channels {
+                for (name, channel) in channels.byKey {
                     switch filter {
                     case .subscribed: if !channel.subscribers.isEmpty { found.append(name.name) }
                     case .gated: if !channel.donations.isEmpty { found.append(name.name) }
@@ -149,5 +152,5 @@ package final class ChannelRegistry: Sendable {
     }
 
     /// Channels held in memory.
-    package var count: Int { shards.reduce(0) { $0 + $1.channels.withLockedValue { $0.count } } }
+    package var count: Int { shards.reduce(0) { $0 + $1.channels.withLock { $0.byKey.count } } }
 }

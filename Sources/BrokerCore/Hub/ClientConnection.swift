@@ -1,6 +1,5 @@
 import BrokerProtocol
 import Logging
-import NIOConcurrencyHelpers
 
 /// One client's connection as the hub sees it: who it is, what it watches, and the sink its frames go to.
 ///
@@ -24,7 +23,7 @@ package final class ClientConnection: Sendable {
     /// The broker's logger, without this connection's metadata (see ``logger``).
     private let baseLogger: Logger
     /// Subscribed channels, each with the donation that allowed it.
-    private let subscriptions = NIOLockedValueBox(ConnectionSubscriptions())
+    private let subscriptions = LockedValue(ConnectionSubscriptions())
 
     package init(id: UInt64, identity: String, expiresAt: Int64, watch: WatchScope? = nil, sink: any FrameSink, logger: Logger) {
         self.id = id
@@ -54,25 +53,25 @@ package final class ClientConnection: Sendable {
 
     /// The donation this connection watches `channel` for, if subscribed.
     package func donation(for channel: String) -> String? {
-        subscriptions.withLockedValue { $0.donation(for: channel) }
+        subscriptions.withLock { $0.donation(for: channel) }
     }
 
     /// Every subscribed channel.
     package var subscribedChannels: [String] {
-        subscriptions.withLockedValue { $0.channels }
+        subscriptions.withLock { $0.channels }
     }
 
     /// How many channels are subscribed.
     package var subscriptionCount: Int {
-        subscriptions.withLockedValue { $0.count }
+        subscriptions.withLock { $0.count }
     }
 
     func recordSubscription(channel: String, donation: String) {
-        subscriptions.withLockedValue { $0.set(channel: channel, donation: donation) }
+        subscriptions.withLock { $0.set(channel: channel, donation: donation) }
     }
 
     func removeSubscription(channel: String) {
-        _ = subscriptions.withLockedValue { $0.remove(channel: channel) }
+        _ = subscriptions.withLock { $0.remove(channel: channel) }
     }
 }
 

@@ -5,10 +5,10 @@ import NIOConcurrencyHelpers
 /// The open connections of this node, by id. Its lock is a leaf: the connections are copied out before any
 /// of them is told anything.
 package final class ConnectionRegistry: Sendable {
-    private let connections = NIOLockedValueBox<[UInt64: ClientConnection]>([:])
+    private let connections = LockedValue<[UInt64: ClientConnection]>([:])
     private let nextID = ManagedAtomic<UInt64>(1)
     /// Tasks waiting for the last connection to go (a draining shutdown), by waiter id.
-    private let emptyWaiters = NIOLockedValueBox<[UInt64: CheckedContinuation<Void, Never>]>([:])
+    private let emptyWaiters = LockedValue<[UInt64: CheckedContinuation<Void, Never>]>([:])
 
     init() {}
 
@@ -16,13 +16,13 @@ package final class ConnectionRegistry: Sendable {
     func makeID() -> UInt64 { nextID.loadThenWrappingIncrement(by: 1, ordering: .relaxed) }
 
     func insert(_ connection: ClientConnection) {
-        connections.withLockedValue { $0[connection.id] = connection }
+        connections.withLock { $0[connection.id] = connection }
     }
 
     /// Forgets `connection`.
     /// - Returns: whether it was registered (a second call does nothing).
     func remove(_ connection: ClientConnection) -> Bool {
-        let (removed, nowEmpty) = connections.withLockedValue { ($0.removeValue(forKey: connection.id) != nil, $0.isEmpty) }
+        let (removed, nowEmpty) = connections.withLock { ($0.removeValue(forKey: connection.id) != nil, $0.isEmpty) }
         if removed && nowEmpty { releaseEmptyWaiters() }
         return removed
     }
@@ -32,27 +32,26 @@ package final class ConnectionRegistry: Sendable {
     /// - Returns: whether none is open.
     func waitUntilEmpty(before deadline: ContinuousClock.Instant) async -> Bool {
         let id = makeID()
-        let waiters = emptyWaiters
-        let timer = Task {
+        let timer = Task { [self] in
             try? await Task.sleep(until: deadline, clock: .continuous)
-            waiters.withLockedValue { $0.removeValue(forKey: id) }?.resume()
+            emptyWaiters.withLock { $0.removeValue(forKey: id) }?.resume()
         }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                emptyWaiters.withLockedValue { $0[id] = continuation }
+                emptyWaiters.withLock { $0[id] = continuation }
                 // Checked after the waiter is registered, so that a last removal in between is never missed: it
                 // either sees this waiter, or this check sees the registry empty.
-                if count == 0 || Task.isCancelled { emptyWaiters.withLockedValue { $0.removeValue(forKey: id) }?.resume() }
+                if count == 0 || Task.isCancelled { emptyWaiters.withLock { $0.removeValue(forKey: id) }?.resume() }
             }
         } onCancel: {
-            emptyWaiters.withLockedValue { $0.removeValue(forKey: id) }?.resume()
+            emptyWaiters.withLock { $0.removeValue(forKey: id) }?.resume()
         }
         return count == 0
     }
 
     private func releaseEmptyWaiters() {
-        let waiters = emptyWaiters.withLockedValue { waiters -> [CheckedContinuation<Void, Never>] in
+        let waiters = emptyWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
             defer { waiters = [:] }
             return Array(waiters.values)
         }
@@ -60,13 +59,13 @@ package final class ConnectionRegistry: Sendable {
     }
 
     /// Open connections.
-    package var count: Int { connections.withLockedValue { $0.count } }
+    package var count: Int { connections.withLock { $0.count } }
 
     /// Whether the connection `id` is still open.
-    package func contains(_ id: UInt64) -> Bool { connections.withLockedValue { $0[id] != nil } }
+    package func contains(_ id: UInt64) -> Bool { connections.withLock { $0[id] != nil } }
 
     /// Every open connection, copied out of the lock.
-    package var all: [ClientConnection] { connections.withLockedValue { Array($0.values) } }
+    package var all: [ClientConnection] { connections.withLock { Array($0.values) } }
 
     /// Asks every connection to close with `code`, after the frames already queued.
     func closeAll(code: UInt16, reason: String) {

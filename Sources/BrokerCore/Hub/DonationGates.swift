@@ -1,5 +1,4 @@
 import BrokerProtocol
-import NIOConcurrencyHelpers
 
 /// Brings the channels' donation gates in line with the changes the store made durable, and keeps the index
 /// donation id -> volunteer channel that `subscribe` by donation reads.
@@ -8,9 +7,9 @@ import NIOConcurrencyHelpers
 /// under `revisions` (never under a shard lock) and holds nothing else.
 package final class DonationGates: Sendable {
     /// The store revision of each donation change applied, so an older change arriving late is ignored.
-    private let revisions = NIOLockedValueBox(AppliedRevisions())
+    private let revisions = LockedValue(AppliedRevisions())
     /// Donation id -> the volunteer channel it gates.
-    private let index = NIOLockedValueBox<[String: String]>([:])
+    private let index = LockedValue<[String: String]>([:])
     private let registry: ChannelRegistry
     private let delivery: Delivery
     private let clock: WallClock
@@ -26,14 +25,14 @@ package final class DonationGates: Sendable {
 
     /// The volunteer channel that `id` gates, if it is active on this node.
     package func channelName(ofDonation id: String) -> String? {
-        index.withLockedValue { $0[id] }
+        index.withLock { $0[id] }
     }
 
     /// Applies a durable change unless a newer one for the same donation was applied already.
     /// - Returns: whether the change was applied.
     func apply(_ change: DonationChange) -> Bool {
         let now = clock.now()
-        return revisions.withLockedValue { revisions in
+        return revisions.withLock { revisions in
             guard revisions.isNewer(change.revision, for: change.id) else { return false }
             revisions.record(change.revision, for: change.id, ended: change.new?.state.isTerminal ?? true, now: now)
             // The gate this node holds is the truth about the old state, whatever the sender believed.
@@ -45,7 +44,7 @@ package final class DonationGates: Sendable {
     /// Rebuilds the gates from the store at start.
     func load(_ snapshot: StoreSnapshot) {
         let now = clock.now()
-        revisions.withLockedValue { revisions in
+        revisions.withLock { revisions in
             for donation in snapshot.donations where revisions.isNewer(snapshot.revision, for: donation.id) {
                 revisions.record(snapshot.revision, for: donation.id, ended: false, now: now)
                 apply(id: donation.id, new: donation, now: now)
@@ -55,12 +54,12 @@ package final class DonationGates: Sendable {
     }
 
     /// Every store revision up to this one is accounted for on this node.
-    var completeRevision: Int64 { revisions.withLockedValue { $0.complete } }
+    var completeRevision: Int64 { revisions.withLock { $0.complete } }
 
     /// Notes that the bus brought `revisions`.
     /// - Returns: whether a revision below the highest of them was never seen: a gap to catch up on.
     func noteSeen(_ seen: [Int64]) -> Bool {
-        revisions.withLockedValue { applied in
+        revisions.withLock { applied in
             for revision in seen { applied.seen(revision) }
             return applied.hasGap(below: seen.max() ?? 0)
         }
@@ -68,13 +67,13 @@ package final class DonationGates: Sendable {
 
     /// Notes that every revision up to `revision` is accounted for.
     func noteAccounted(through revision: Int64) {
-        revisions.withLockedValue { $0.accounted(through: revision) }
+        revisions.withLock { $0.accounted(through: revision) }
     }
 
     /// Forgets the revisions of donations that ended long ago.
     func prune() {
         let now = clock.now()
-        revisions.withLockedValue { $0.prune(now: now) }
+        revisions.withLock { $0.prune(now: now) }
     }
 
     /// Brings the gates in line with a change, and tells the subscribers: `state` when a watched donation
@@ -142,7 +141,7 @@ package final class DonationGates: Sendable {
                 }
             }
         }
-        index.withLockedValue { $0[id] = newChannel }
+        index.withLock { $0[id] = newChannel }
     }
 
     /// Ends every subscription that `donation` allowed, telling each subscriber why.

@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 
 /// A first-come, first-served lock for async code: holders may await while holding it.
 ///
@@ -21,7 +20,7 @@ package final class AsyncLock: Sendable {
         case acquired, waiting, cancelled
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     package init() {}
 
@@ -34,14 +33,14 @@ package final class AsyncLock: Sendable {
     }
 
     private func acquire() async throws {
-        let id = state.withLockedValue { state in
+        let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // Under the lock, so that a cancellation either finds this waiter queued or is seen here.
-                let acquiring = state.withLockedValue { state -> Acquiring in
+                let acquiring = state.withLock { state -> Acquiring in
                     if Task.isCancelled { return .cancelled }
                     if !state.held {
                         state.held = true
@@ -57,7 +56,7 @@ package final class AsyncLock: Sendable {
                 }
             }
         } onCancel: {
-            let waiter = state.withLockedValue { state -> Waiter? in
+            let waiter = state.withLock { state -> Waiter? in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiters.remove(at: index)
             }
@@ -66,7 +65,7 @@ package final class AsyncLock: Sendable {
     }
 
     private func release() {
-        let next = state.withLockedValue { state -> Waiter? in
+        let next = state.withLock { state -> Waiter? in
             if state.waiters.isEmpty {
                 state.held = false
                 return nil

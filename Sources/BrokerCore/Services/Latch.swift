@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 
 /// A one-way gate: tasks wait until it is opened once, then pass forever. A task cancelled while it waits stops
 /// waiting at once.
@@ -9,13 +8,13 @@ package final class Latch: Sendable {
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     package init() {}
 
     /// Opens the gate and releases every waiter.
     package func open() {
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.open = true
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
@@ -24,18 +23,18 @@ package final class Latch: Sendable {
     }
 
     /// Whether the gate has been opened.
-    package var isOpen: Bool { state.withLockedValue { $0.open } }
+    package var isOpen: Bool { state.withLock { $0.open } }
 
     /// Waits until the gate is open, or the task is cancelled (then ``isOpen`` tells which).
     package func wait() async {
-        let id = state.withLockedValue { state in
+        let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Under the lock, so that a cancellation either finds this waiter or is seen here.
-                let passNow = state.withLockedValue { state -> Bool in
+                let passNow = state.withLock { state -> Bool in
                     if state.open || Task.isCancelled { return true }
                     state.waiters[id] = continuation
                     return false
@@ -43,7 +42,7 @@ package final class Latch: Sendable {
                 if passNow { continuation.resume() }
             }
         } onCancel: {
-            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

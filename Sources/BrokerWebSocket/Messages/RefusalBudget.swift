@@ -1,5 +1,4 @@
 import BrokerCore
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// Refusals charged to whoever asked, across all their connections: an identity once its token is verified, a
@@ -15,23 +14,23 @@ package final class RefusalBudget: Sendable {
     let maximumKeys: Int
     /// Refusals a key may have per minute; also its burst.
     let perMinute: Int
-    private let buckets: NIOLockedValueBox<[String: TokenBucket]>
-    private let overflow: NIOLockedValueBox<TokenBucket>
+    private let buckets: LockedValue<[String: TokenBucket]>
+    private let overflow: LockedValue<TokenBucket>
     private let clock: WallClock
 
     package init(perMinute: Int, maximumKeys: Int = 65_536, clock: WallClock) {
         self.perMinute = perMinute
         self.maximumKeys = maximumKeys
         self.clock = clock
-        self.buckets = NIOLockedValueBox([:])
-        self.overflow = NIOLockedValueBox(TokenBucket(rate: Double(perMinute) / 60, burst: perMinute, now: clock.now()))
+        self.buckets = LockedValue([:])
+        self.overflow = LockedValue(TokenBucket(rate: Double(perMinute) / 60, burst: perMinute, now: clock.now()))
     }
 
     /// Charges one refusal to `key`.
     /// - Returns: whether the key had budget left; when not, the refusal must not be answered.
     package func charge(_ key: String) -> Bool {
         let now = clock.now()
-        let charged: Bool? = buckets.withLockedValue { buckets in
+        let charged: Bool? = buckets.withLock { buckets in
             if buckets[key] == nil {
                 guard buckets.count < maximumKeys else { return nil }
                 buckets[key] = makeBucket(now: now)
@@ -39,21 +38,21 @@ package final class RefusalBudget: Sendable {
             return buckets[key]!.take(now: now)
         }
         if let charged { return charged }
-        return overflow.withLockedValue { $0.take(now: now) }
+        return overflow.withLock { $0.take(now: now) }
     }
 
     /// Whether `key` has no refusal left now (a new request of its would only be refused unanswered). Every upgrade
     /// asks, so while no refusal is on record the key is not even made.
     package func isExhausted(_ key: @autoclosure () -> String) -> Bool {
         let now = clock.now()
-        let exhausted: Bool? = buckets.withLockedValue { buckets in
+        let exhausted: Bool? = buckets.withLock { buckets in
             if buckets.isEmpty { return false }
             guard var bucket = buckets[key()] else { return buckets.count < maximumKeys ? false : nil }
             // A copy: looking does not spend.
             return !bucket.take(now: now)
         }
         if let exhausted { return exhausted }
-        return overflow.withLockedValue { bucket in
+        return overflow.withLock { bucket in
             var copy = bucket
             return !copy.take(now: now)
         }
@@ -65,13 +64,13 @@ package final class RefusalBudget: Sendable {
     /// Forgets the keys whose budget has refilled.
     package func sweep() {
         let now = clock.now()
-        buckets.withLockedValue { buckets in
+        buckets.withLock { buckets in
             buckets = buckets.filter { !$0.value.isFull(now: now) }
         }
     }
 
     /// Keys tracked now.
-    var count: Int { buckets.withLockedValue { $0.count } }
+    var count: Int { buckets.withLock { $0.count } }
 
     private func makeBucket(now: Int64) -> TokenBucket {
         TokenBucket(rate: Double(perMinute) / 60, burst: perMinute, now: now)

@@ -34,7 +34,7 @@ package final class LoopDrains: Sendable {
     }
 
     private let eventLoop: any EventLoop
-    private let lists = NIOLockedValueBox(Lists())
+    private let lists = LockedValue(Lists())
     /// The heartbeats of the loop's WebSockets: one scheduled task for all of them (``ConnectionTimers``).
     let heartbeats: NIOLoopBound<ConnectionTimers<WebSocketConnectionHandler>>
     /// The close graces of the loop's WebSockets, apart from the heartbeats: each list's deadlines are then placed
@@ -76,7 +76,7 @@ package final class LoopDrains: Sendable {
 
     /// Asks for `outbox` to drain through `writer` on this loop soon (from any thread).
     func schedule(_ outbox: Outbox, through writer: SocketWriter) {
-        let first = lists.withLockedValue { lists -> Bool in
+        let first = lists.withLock { lists -> Bool in
             lists.pending.append(Pending(outbox: outbox, writer: writer))
             return lists.pending.count == 1
         }
@@ -113,7 +113,7 @@ package final class LoopDrains: Sendable {
     }
 
     private func run() {
-        var (drains, buffer) = lists.withLockedValue { lists -> ([Pending], DrainBuffer) in
+        var (drains, buffer) = lists.withLock { lists -> ([Pending], DrainBuffer) in
             var taken = lists.spare
             lists.spare = []
             swap(&taken, &lists.pending)
@@ -123,7 +123,7 @@ package final class LoopDrains: Sendable {
         }
         for pending in drains { pending.writer.drain(pending.outbox, reusing: &buffer) }
         drains.removeAll(keepingCapacity: true)
-        lists.withLockedValue {
+        lists.withLock {
             $0.spare = drains
             $0.buffer = buffer
         }
@@ -132,7 +132,7 @@ package final class LoopDrains: Sendable {
 
 /// One ``LoopDrains`` per event loop, found when a connection is opened (on its loop).
 package final class LoopDrainRegistry: Sendable {
-    private let byLoop = NIOLockedValueBox<[ObjectIdentifier: LoopDrains]>([:])
+    private let byLoop = LockedValue<[ObjectIdentifier: LoopDrains]>([:])
     private let metrics: any WebSocketMetrics
 
     init(metrics: any WebSocketMetrics) {
@@ -141,7 +141,7 @@ package final class LoopDrainRegistry: Sendable {
 
     /// The drains of `eventLoop`, made the first time it is asked for. On `eventLoop` only.
     func drains(for eventLoop: any EventLoop) -> LoopDrains {
-        byLoop.withLockedValue { byLoop in
+        byLoop.withLock { byLoop in
             let key = ObjectIdentifier(eventLoop)
             if let drains = byLoop[key] { return drains }
             let drains = LoopDrains(eventLoop: eventLoop, metrics: metrics)

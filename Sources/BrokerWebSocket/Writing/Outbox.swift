@@ -81,10 +81,10 @@ package final class Outbox: FrameSink {
         }
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: LockedValue<State>
 
     package init(limit: Int, stallLimit: Duration = .seconds(10)) {
-        state = NIOLockedValueBox(State(queue: OutboxQueue(limit: limit, stallLimit: stallLimit)))
+        state = LockedValue(State(queue: OutboxQueue(limit: limit, stallLimit: stallLimit)))
     }
 
     /// Sets the connection's handler, told on its event loop when the first close is queued, from any thread
@@ -92,7 +92,7 @@ package final class Outbox: FrameSink {
     /// cuts a socket that did not finish the handshake), and when the broker gives up on the socket at once
     /// (``abort()``, ``WebSocketConnectionHandler/outboxAborted()``).
     func setOwner(_ owner: NIOLoopBound<WebSocketConnectionHandler>) {
-        state.withLockedValue { $0.owner = owner }
+        state.withLock { $0.owner = owner }
     }
 
     /// Tells `owner` on its event loop that a close was queued.
@@ -102,7 +102,7 @@ package final class Outbox: FrameSink {
     }
 
     package func enqueue(_ frame: PreparedFrame, conflationKey: String?) -> EnqueueResult {
-        let (result, drain, closeQueued) = state.withLockedValue { state -> (EnqueueResult, SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
+        let (result, drain, closeQueued) = state.withLock { state -> (EnqueueResult, SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
             let result = state.queue.enqueue(frame, conflationKey: conflationKey, now: ContinuousClock.now)
             switch result {
             case .queued: return (result, state.claimDrain(), nil)
@@ -120,13 +120,13 @@ package final class Outbox: FrameSink {
     }
 
     package func discardQueued(conflationKey: String) {
-        state.withLockedValue { _ = $0.queue.discard(conflationKey: conflationKey) }
+        state.withLock { _ = $0.queue.discard(conflationKey: conflationKey) }
     }
 
     /// Queues the answer to a client's ping, replacing an answer still waiting: a client is owed the pong of
     /// its newest ping only (RFC 6455 §5.5.3), so a flood of pings holds one pong at most.
     func pushPong(_ payload: ByteBuffer) {
-        let drain = state.withLockedValue { state -> SocketWriter? in
+        let drain = state.withLock { state -> SocketWriter? in
             guard !state.queue.isClosing && !state.queue.isFinished else { return nil }
             state.pendingPong = payload
             return state.claimDrain()
@@ -136,7 +136,7 @@ package final class Outbox: FrameSink {
 
     /// Queues the heartbeat ping (one at most), to go as soon as the socket takes it.
     func pushPing() {
-        let drain = state.withLockedValue { state -> SocketWriter? in
+        let drain = state.withLock { state -> SocketWriter? in
             guard !state.queue.isClosing && !state.queue.isFinished else { return nil }
             state.ping = .now
             return state.claimDrain()
@@ -147,7 +147,7 @@ package final class Outbox: FrameSink {
     /// Lets the heartbeat ping (one at most) go with the next frames the socket takes (or the next pong), in the
     /// same write: no drain is asked for. A ping already queued to go at once stays so.
     func owePing() {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard !state.queue.isClosing && !state.queue.isFinished, state.ping == .none else { return }
             state.ping = .withData
         }
@@ -155,7 +155,7 @@ package final class Outbox: FrameSink {
 
     /// Whether frames of messages were taken for the socket since the previous call.
     func takeDataWritten() -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             defer { state.dataTaken = false }
             return state.dataTaken
         }
@@ -163,7 +163,7 @@ package final class Outbox: FrameSink {
 
     /// Hands the frames to `writer` from now on; frames already queued go at once.
     func attach(_ writer: SocketWriter) {
-        let drain = state.withLockedValue { state -> SocketWriter? in
+        let drain = state.withLock { state -> SocketWriter? in
             guard !state.queue.isFinished else { return nil }
             state.writer = writer
             return state.claimDrain()
@@ -175,7 +175,7 @@ package final class Outbox: FrameSink {
     /// only (the connection's handler, when the socket becomes writable again).
     func drain() {
         var buffer = DrainBuffer()
-        state.withLockedValue { $0.writer }?.drain(self, reusing: &buffer)
+        state.withLock { $0.writer }?.drain(self, reusing: &buffer)
     }
 
     /// Takes everything queued for the socket: the frames, the control frames (the heartbeat ping that waits for
@@ -192,7 +192,7 @@ package final class Outbox: FrameSink {
     /// from drain to drain (`taken.queued.entries` stays empty): the storages are swapped, so a delivery neither
     /// allocates nor frees one (``OutboxQueue/take(into:)``).
     package func takeForSocket(into buffer: inout DrainBuffer) -> Taken {
-        state.withLockedValue { state in
+        state.withLock { state in
             let close = state.queue.take(into: &buffer)
             // Once per drain, whatever the number of frames: whether data went (the next heartbeat asks), and the
             // ping that waited for it.
@@ -210,7 +210,7 @@ package final class Outbox: FrameSink {
     /// Asks the writer to close the WebSocket. With `discardPending`, frames not yet written are dropped.
     /// The socket is cut outright a moment later if the close handshake has not finished by then.
     package func close(code: UInt16, reason: String, discardPending: Bool) {
-        let (drain, closeQueued) = state.withLockedValue { state -> (SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
+        let (drain, closeQueued) = state.withLock { state -> (SocketWriter?, NIOLoopBound<WebSocketConnectionHandler>?) in
             guard state.queue.close(code: code, reason: reason, discardPending: discardPending) else { return (nil, nil) }
             // Once the broker closes, the client is owed no pong, and no heartbeat is due.
             state.pendingPong = nil
@@ -224,7 +224,7 @@ package final class Outbox: FrameSink {
     /// Cuts the socket now, without waiting for a close handshake or the close grace (the end of the shutdown
     /// grace).
     package func abort() {
-        let owner = state.withLockedValue { state -> NIOLoopBound<WebSocketConnectionHandler>? in
+        let owner = state.withLock { state -> NIOLoopBound<WebSocketConnectionHandler>? in
             defer { state.owner = nil }
             return state.owner
         }
@@ -233,15 +233,15 @@ package final class Outbox: FrameSink {
     }
 
     /// Whether a close has been asked for, or the connection is over.
-    package var isClosing: Bool { state.withLockedValue { $0.queue.isClosing || $0.queue.isFinished } }
+    package var isClosing: Bool { state.withLock { $0.queue.isClosing || $0.queue.isFinished } }
 
     /// Bytes queued now.
-    package var queuedBytes: Int { state.withLockedValue { $0.queue.bytes } }
+    package var queuedBytes: Int { state.withLock { $0.queue.bytes } }
 
     /// Stops the queue for good (the socket is gone, or a close was answered): queued frames are dropped, and
     /// so are later pushes.
     package func finish() {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.queue.finish()
             state.pendingPong = nil
             state.ping = .none
