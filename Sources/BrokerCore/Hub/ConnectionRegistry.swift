@@ -1,6 +1,5 @@
 import Atomics
 import BrokerProtocol
-import NIOConcurrencyHelpers
 
 /// The open connections of this node, by id. Its lock is a leaf: the connections are copied out before any
 /// of them is told anything.

@@ -1,5 +1,4 @@
 import BrokerCore
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// The socket drains one event loop owes, run together in one event-loop task; and the loop's other shared

@@ -1,7 +1,6 @@
 import BrokerCore
 import BrokerProtocol
 import DequeModule
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// A WebSocket connection's outbound queue: the ``FrameSink`` the hub writes to. Producers (the hub, the
