@@ -14,7 +14,11 @@ import NIOConcurrencyHelpers
 /// `os_unfair_lock` there.
 ///
 /// Not copyable: its owner holds it as a `let`. Not reentrant: `body` must not take the same lock again.
-package struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
+///
+/// Public, not `package`: Swift 6.3 inlines and specializes an `@inlinable` generic in another module only when it
+/// is public; a `package` one is called unspecialized, each lock looking up its generic metadata (twenty times the
+/// instructions of the lock itself).
+public struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
     #if os(Linux)
     @usableFromInline let mutex: Mutex<Value>
     #else
@@ -22,7 +26,7 @@ package struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
     #endif
 
     /// A lock around `value`.
-    package init(_ value: Value) {
+    public init(_ value: Value) {
         #if os(Linux)
         mutex = Mutex(value)
         #else
@@ -32,7 +36,7 @@ package struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
 
     /// Runs `body` with the value, under the lock.
     @inlinable
-    package borrowing func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public borrowing func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if os(Linux)
         try mutex.withLock { value throws -> Result in try body(&value) }
         #else
