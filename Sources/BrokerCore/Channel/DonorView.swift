@@ -21,6 +21,11 @@ final class ViewCounter {
         next += 1
     }
 
+    /// Takes back the number ``advance()`` just handed out, before anybody saw it.
+    func takeBack() {
+        next -= 1
+    }
+
     /// Notes that `seq` was handed out for this view elsewhere (another node): later numbers follow it.
     func passed(_ seq: Int64) {
         next = max(next, seq + 1)

@@ -50,8 +50,7 @@ struct PositionKeeper: Sendable {
         func frame(_ viewSeq: Int64) -> PreparedFrame {
             delivery.position(channel: channel.name, seq: viewSeq, position: position, reusing: &dropped)
         }
-        if viewSeqs == nil, let common = Self.commonNext(of: counters) {
-            for counter in counters { counter.advance() }
+        if viewSeqs == nil, let common = Self.advanceAll(agreeing: counters) {
             return KeptEntry(seq: seq, position: position, views: KeptView(seq: common, frame: frame(common), donations: donations))
         }
         var groups: [KeptView] = []
@@ -74,10 +73,17 @@ struct PositionKeeper: Sendable {
         return KeptEntry(seq: seq, position: position, views: first, groups)
     }
 
-    /// The number every counter will hand out next, when they agree.
-    private static func commonNext(of counters: [ViewCounter]) -> Int64? {
+    /// Hands out the next number of every counter when they all agree on it, in one pass over them (a fan-out's
+    /// thousand donations are walked once per publish); leaves every counter as it was when they do not.
+    private static func advanceAll(agreeing counters: [ViewCounter]) -> Int64? {
         guard let next = counters.first?.next else { return nil }
-        for counter in counters where counter.next != next { return nil }
+        for index in counters.indices {
+            guard counters[index].next == next else {
+                for advanced in counters[..<index] { advanced.takeBack() }
+                return nil
+            }
+            counters[index].advance()
+        }
         return next
     }
 
