@@ -11,26 +11,12 @@ nodes on it, then:
      batches of 100) while both nodes listen; reports events/s sent and events/s each node took in.
 Prints a JSON report (and writes it to --report).
 """
-import argparse, asyncio, base64, glob, hashlib, hmac, json, os, pwd, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+import argparse, asyncio, glob, json, os, pwd, re, shutil, subprocess, sys, tempfile, time
 
 import websockets
 
-SECRET = "bench-secret-0123456789-0123456789-abcdef"
-BACKEND_KEY = "bench-backend-key-0123456789-0123456789"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def token(identity, ttl=3600):
-    enc = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-    header = enc(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = enc(json.dumps({"sub": identity, "exp": int(time.time()) + ttl}).encode())
-    sig = enc(hmac.new(SECRET.encode(), f"{header}.{body}".encode(), hashlib.sha256).digest())
-    return f"{header}.{body}.{sig}"
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench_common import Node, free_port, percentile, put_donation, token  # noqa: E402  (shard_bench.py uses them through this module)
 
 
 class Postgres:
@@ -83,72 +69,6 @@ class Postgres:
     def stop(self):
         subprocess.run(self.command("pg_ctl", "-D", f"{self.folder}/data", "-m", "immediate", "stop"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-class Node:
-    def __init__(self, binary, name, store, folder):
-        config = os.path.join(folder, f"{name}.yaml")
-        with open(config, "w") as f:
-            f.write("# cluster bench: defaults only\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LOCATION_BROKER_")}
-        env.update({
-            "LOCATION_BROKER_JWT_SECRET": SECRET, "LOCATION_BROKER_BACKEND_KEY": BACKEND_KEY,
-            "LOCATION_BROKER_NODE_ID": name,
-            "LOCATION_BROKER_PUBLISH_RATE": "100000", "LOCATION_BROKER_PUBLISH_BURST": "100000",
-            "LOCATION_BROKER_LOG_LEVEL": "notice",
-        })
-        if store:
-            env["LOCATION_BROKER_STORE"] = store
-            env["LOCATION_BROKER_CLUSTER_SECRET"] = "bench-cluster-secret-0123456789-0123456789"
-        self.log = open(os.path.join(folder, f"{name}.log"), "w+")
-        self.process = subprocess.Popen([binary, "--port", "0", "--config", config, "--database", os.path.join(folder, f"{name}.sqlite")],
-                                        env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            self.log.seek(0)
-            match = re.search(r"address=127\.0\.0\.1:(\d+)", self.log.read())
-            if match:
-                self.port = int(match.group(1))
-                return
-            if self.process.poll() is not None:
-                self.log.seek(0)
-                sys.exit(f"node {name} exited: {self.log.read()}")
-            time.sleep(0.05)
-        sys.exit(f"node {name} did not listen within 60 s")
-
-    def metric(self, series):
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics").read().decode()
-        for line in text.splitlines():
-            if line.startswith(series + " "):
-                return float(line.split()[-1])
-        return 0.0
-
-    def cpu_seconds(self):
-        with open(f"/proc/{self.process.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
-def put_donation(node, donation, volunteer, donor, state="BEING-LOOKED-FOR"):
-    body = json.dumps({"donor": donor, "volunteer": volunteer, "state": state,
-                       "home": {"lat": -34.6037, "lon": -58.3816}, "institution": {"lat": -34.5875, "lon": -58.4206, "name": "Caritas"}}).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{node.port}/v1/donations/{donation}", data=body, method="PUT",
-                                     headers={"Authorization": f"Bearer {BACKEND_KEY}", "Content-Type": "application/json"})
-    urllib.request.urlopen(request).read()
-
-
-def percentile(values, p):
-    if not values:
-        return None
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, label):
