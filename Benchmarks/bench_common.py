@@ -129,3 +129,31 @@ def put_donation(node, donation, volunteer, donor, state="BEING-LOOKED-FOR"):
     request = urllib.request.Request(f"http://127.0.0.1:{node.port}/v1/donations/{donation}", data=body, method="PUT",
                                      headers={"Authorization": f"Bearer {BACKEND_KEY}", "Content-Type": "application/json"})
     urllib.request.urlopen(request).read()
+
+
+class PublishLedger:
+    """Matches each delivered position to its publish by what a donor sees of it: the channel and the fix's
+    timestamp. A donor's `seq` is its donation's own number (docs/PROTOCOL.md, section 5.5), not the one in the
+    volunteer's `ack`, so it cannot be the key. Each channel's timestamps strictly increase, so the key is unique."""
+
+    def __init__(self):
+        self.last_timestamp = {}
+        self.pending = {}
+        self.sent = {}
+
+    def stamp(self, channel, message_id):
+        """The timestamp for the next fix published on `channel` as `message_id`; its send time is noted."""
+        timestamp = max(int(time.time() * 1000), self.last_timestamp.get(channel, 0) + 1)
+        self.last_timestamp[channel] = timestamp
+        self.pending[message_id] = ((channel, timestamp), time.perf_counter())
+        return timestamp
+
+    def acknowledged(self, message_id):
+        """The broker acknowledged `message_id`: it now counts as sent, and as lost until delivered."""
+        key, sent_at = self.pending.pop(message_id)
+        self.sent[key] = sent_at
+
+    @staticmethod
+    def key(frame):
+        """A delivered `position` frame's key."""
+        return frame["channel"], frame["position"]["timestamp"]

@@ -16,7 +16,7 @@ import argparse, asyncio, glob, json, os, pwd, re, shutil, subprocess, sys, temp
 import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench_common import Node, free_port, percentile, put_donation, token  # noqa: E402  (shard_bench.py uses them through this module)
+from bench_common import Node, PublishLedger, free_port, percentile, put_donation, token  # noqa: E402  (shard_bench.py uses them through this module)
 
 
 class Postgres:
@@ -72,8 +72,7 @@ class Postgres:
 
 
 async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, label):
-    sent, received = {}, {}
-    pending_ids = {}
+    ledger, received = PublishLedger(), {}
     volunteers, donors = [], []
     for i in range(pairs):
         v = await websockets.connect(f"ws://127.0.0.1:{publish_node.port}/v1/ws?token={token(f'vol{i}@bench.example')}", max_queue=None)
@@ -90,13 +89,13 @@ async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, 
             now = time.perf_counter()
             frame = json.loads(message)
             if frame.get("type") == "position":
-                received[(frame["channel"], frame["seq"])] = now
+                received[PublishLedger.key(frame)] = now
 
     async def read_volunteer(i, v):
         async for message in v:
             frame = json.loads(message)
             if frame.get("type") == "ack" and frame.get("seq") is not None:
-                sent[(f"vol{i}@bench.example", frame["seq"])] = pending_ids.pop(frame["re"])
+                ledger.acknowledged(frame["re"])
 
     readers = [asyncio.create_task(read_donor(d)) for d in donors] + [asyncio.create_task(read_volunteer(i, v)) for i, v in enumerate(volunteers)]
     cpu_before = (publish_node.cpu_seconds(), watch_node.cpu_seconds())
@@ -108,9 +107,9 @@ async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, 
     while time.perf_counter() - start < seconds:
         i = n % pairs
         message_id = f"{n}"
-        pending_ids[message_id] = time.perf_counter()
+        timestamp = ledger.stamp(f"vol{i}@bench.example", message_id)
         await volunteers[i].send(json.dumps({"type": "publish", "id": message_id, "position": {
-            "lat": -34.6 + (n % 100) * 1e-5, "lon": -58.38, "accuracy": 5, "speed": 8, "heading": 90, "timestamp": int(time.time() * 1000)}}))
+            "lat": -34.6 + (n % 100) * 1e-5, "lon": -58.38, "accuracy": 5, "speed": 8, "heading": 90, "timestamp": timestamp}}))
         n += 1
         delay = start + n * interval - time.perf_counter()
         if delay > 0:
@@ -122,6 +121,7 @@ async def latency_run(postgres, publish_node, watch_node, pairs, rate, seconds, 
         task.cancel()
     for ws in volunteers + donors:
         await ws.close()
+    sent = ledger.sent
     latencies = [(received[key] - t) * 1000 for key, t in sent.items() if key in received]
     lost = sum(1 for key in sent if key not in received)
     # Each node counted once: with donors on the volunteers' node both pairs of readings are the same process.

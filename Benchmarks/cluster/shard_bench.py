@@ -22,7 +22,7 @@ spec.loader.exec_module(bench)
 
 async def run(nodes, volunteers, rate, seconds):
     count = len(nodes)
-    sent, received, pending = {}, {}, {}
+    ledger, received = bench.PublishLedger(), {}
     publishers, watchers = [], []
     for i in range(volunteers):
         v = await websockets.connect(f"ws://127.0.0.1:{nodes[i % count].port}/v1/ws?token={bench.token(f'vol{i}@bench.example')}", max_queue=None)
@@ -47,14 +47,14 @@ async def run(nodes, volunteers, rate, seconds):
             now = time.perf_counter()
             frame = json.loads(message)
             if frame.get("type") == "position":
-                received[(frame["channel"], frame["seq"])] = now
+                received[bench.PublishLedger.key(frame)] = now
                 delivered[node] += 1
 
     async def read_volunteer(i, v):
         async for message in v:
             frame = json.loads(message)
             if frame.get("type") == "ack" and frame.get("seq") is not None:
-                sent[(f"vol{i}@bench.example", frame["seq"])] = pending.pop(frame["re"])
+                ledger.acknowledged(frame["re"])
 
     readers = [asyncio.create_task(read_donor(n, d)) for n, d in watchers] + [asyncio.create_task(read_volunteer(i, v)) for i, v in enumerate(publishers)]
     await asyncio.sleep(1)
@@ -66,9 +66,9 @@ async def run(nodes, volunteers, rate, seconds):
     n = 0
     while time.perf_counter() - start < seconds:
         i = n % volunteers
-        pending[f"{n}"] = time.perf_counter()
+        timestamp = ledger.stamp(f"vol{i}@bench.example", f"{n}")
         await publishers[i].send(json.dumps({"type": "publish", "id": f"{n}", "position": {
-            "lat": -34.6 + (n % 100) * 1e-5, "lon": -58.38, "accuracy": 5, "speed": 8, "heading": 90, "timestamp": int(time.time() * 1000)}}))
+            "lat": -34.6 + (n % 100) * 1e-5, "lon": -58.38, "accuracy": 5, "speed": 8, "heading": 90, "timestamp": timestamp}}))
         n += 1
         delay = start + n * interval - time.perf_counter()
         if delay > 0:
@@ -83,6 +83,7 @@ async def run(nodes, volunteers, rate, seconds):
         task.cancel()
     for ws in publishers + [d for _, d in watchers]:
         await ws.close()
+    sent = ledger.sent
     latencies = [(received[key] - t) * 1000 for key, t in sent.items() if key in received]
     return {
         "nodes": count, "volunteers": volunteers, "rate": rate, "seconds": seconds, "achieved_rate": round(n / elapsed),
