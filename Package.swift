@@ -378,8 +378,11 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // The core's rules with fake sinks and a hand-moved clock: no socket is opened.
-        .testTarget(name: "CoreTests", dependencies: ["BrokerCore", "BrokerProtocol", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // The core's rules with fake sinks and a hand-moved clock: no socket is opened. Its waits (the lock, the latch)
+        // end at the test support's deadlines.
+        .testTarget(
+            name: "CoreTests",
+            dependencies: ["BrokerCore", "BrokerProtocol", "BrokerTestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // The SQLite store and outbox on real files: the outbox's shared scenarios, one transaction per change and its
         // events, the migrations, and the file's mode. No broker is started.
         .testTarget(
@@ -408,8 +411,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // The WebSocket transport without a broker: frame reading, unmasking and UTF-8 checks, the connection's state
-        // machine and timers, the outbox's pings, and the handlers on `EmbeddedChannel`s with virtual time.
+        // The WebSocket transport without a broker: the upgrade's head and handler, frame reading and assembly,
+        // unmasking and UTF-8 checks, the connection's state machine, timers, close handshakes and logs, the outbox's
+        // pings, and the handlers on `EmbeddedChannel`s with virtual time (where a position is written: the
+        // benchmarks' delivery fixture).
         .testTarget(
             name: "BrokerWebSocketTests",
             dependencies: [
@@ -417,14 +422,79 @@ let package = Package(
                 "BrokerCore",
                 "BrokerProtocol",
                 "BrokerTestSupport",
+                "BrokerBenchmarkFixtures",
+                "JSONLogging",
                 "DeterministicRandom",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // The JOSE reader against JWTKit as an oracle, and the base64url codec against Foundation's.
+        // The JSON log records' fields, one object a line.
+        .testTarget(
+            name: "JSONLoggingTests",
+            dependencies: [
+                "JSONLogging",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The bearer credential read on bytes, held to Foundation's trimming.
+        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", .product(name: "HTTPTypes", package: "swift-http-types")]),
+        // The listening socket on port 0 (a WebSocket served with no task, the HTTP answers' headers, graceful
+        // shutdown) and the `Date` header's text. Upgrades are let in by a token check of the tests' own: no broker.
+        .testTarget(
+            name: "BrokerServerTests",
+            dependencies: [
+                "BrokerServer",
+                "BrokerWebSocket",
+                "BrokerHTTP",
+                "BrokerAuth",
+                "BrokerCore",
+                "BrokerProtocol",
+                "BrokerClient",
+                "BrokerTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The composition root's own parts without a broker: the settings' layers and refusals, the files and docs
+        // made from the settings table, the configuration report, the WebSocket endpoint and its decision in the
+        // server's channel, the metrics' frame counters, and the push fan-out's retries on a real SQLite outbox.
+        .testTarget(
+            name: "LocationBrokerTests",
+            dependencies: [
+                "LocationBroker",
+                "BrokerTestSupport",
+                "BrokerAuth",
+                "BrokerCore",
+                "BrokerPostgres",
+                "BrokerProtocol",
+                "BrokerServer",
+                "BrokerSQLite",
+                "BrokerStorage",
+                "BrokerWebSocket",
+                "EventDelivery",
+                "TrackingPage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The JOSE reader against JWTKit as an oracle, the base64url codec against Foundation's, and how long a JWKS is
+        // kept.
         .testTarget(
             name: "BrokerAuthTests",
             dependencies: [
@@ -444,6 +514,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // End to end: a broker started in process (`startBroker`) or as a process, with real clients, files, signals,
+        // and nodes on the PostgreSQL the tests start.
         .testTarget(
             name: "BrokerTests",
             dependencies: [
@@ -451,13 +523,8 @@ let package = Package(
                 "BrokerStorage",
                 "BrokerSQLite",
                 "BrokerPostgres",
-                "PubNubCompatibility",
-                "OwnTracksCompatibility",
-                "BrokerServer",
                 "JSONLogging",
-                "BrokerBenchmarkFixtures",
                 "LocationBroker",
-                "EventDelivery",
                 "BrokerAuth",
                 "BrokerWebSocket",
                 "BrokerHTTP",
@@ -473,7 +540,6 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Atomics", package: "swift-atomics"),

@@ -114,6 +114,10 @@ final class EmbeddedWebSocket {
     /// Whether the socket is still open.
     var isOpen: Bool { channel.isActive }
 
+    /// The value of one series of the broker's metrics, such as `broker_frames_in_total{type="invalid"}`: what the
+    /// handlers counted, read without the test importing the broker.
+    func metric(_ series: String) -> Double? { metrics.value(of: series) }
+
     /// Sends one frame as a client does: masked unless told otherwise.
     func send(_ opcode: UInt8, fin: Bool = true, _ payload: [UInt8] = [], masked: Bool = true) throws {
         try channel.writeInbound(Self.frameBytes(opcode, fin: fin, payload, masked: masked))

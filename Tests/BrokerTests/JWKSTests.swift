@@ -239,53 +239,6 @@ final class JWKSTests: XCTestCase {
         _ = await broker.waitForExit(timeout: .seconds(15))
     }
 
-    func testTheCacheTimeComesFromCacheControlWithinBounds() {
-        // Firebase's answer carries a header like this one.
-        XCTAssertEqual(JWKSSource.maxAge(["public, max-age=19800, must-revalidate, no-transform"]), .seconds(19800))
-        XCTAssertEqual(JWKSSource.maxAge(["no-cache"]), .zero)
-        XCTAssertEqual(JWKSSource.maxAge(["public", "s-maxage=60"]), nil)
-        XCTAssertEqual(JWKSSource.maxAge([]), nil)
-        let timing = JWKSTiming()
-        XCTAssertEqual(timing.refreshDelay(maxAge: .seconds(19800)), .seconds(15840), "refreshed at 80 % of max-age")
-        XCTAssertEqual(timing.refreshDelay(maxAge: .zero), .seconds(48), "at least 60 s of caching")
-        XCTAssertEqual(timing.refreshDelay(maxAge: .seconds(86400 * 7)), .seconds(17280), "at most 6 h of caching")
-        XCTAssertEqual(timing.refreshDelay(maxAge: nil), .seconds(240), "5 minutes without max-age")
-        XCTAssertEqual(timing.unknownKeyInterval, .seconds(30))
-    }
-
-    func testJWKSModeRefusesToStartWithoutAudienceAndIssuer() throws {
-        let backendKey = ["LOCATION_BROKER_BACKEND_KEY": "b-0123456789-0123456789-0123456789"]
-        func refusal(_ settings: [String: String]) -> String? {
-            do {
-                _ = try ConfigurationLoader.load(file: nil, environment: backendKey.merging(settings) { $1 }, flags: [])
-                return nil
-            } catch {
-                return "\(error)"
-            }
-        }
-        let why = "an identity provider's keys sign the tokens of every project it serves (Firebase's sign those of every Firebase project), so without them a token from anybody's project would be accepted. Firebase: audience: <project id>, issuer: https://securetoken.google.com/<project id>."
-        XCTAssertEqual(
-            refusal(["LOCATION_BROKER_JWKS_URL": "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"]),
-            "jwks_url needs audience and issuer to be set: " + why)
-        XCTAssertEqual(
-            refusal(["LOCATION_BROKER_JWKS_FILE": "/etc/keys.json", "LOCATION_BROKER_AUDIENCE": "ponte"]), "jwks_file needs issuer to be set: " + why)
-        XCTAssertEqual(
-            refusal(["LOCATION_BROKER_JWKS_URL": "http://keys.example.org/jwks.json"]),
-            "jwks_url must be an https:// URL (http:// only for 127.0.0.1, ::1 or localhost), not 'http://keys.example.org/jwks.json' (from environment variable LOCATION_BROKER_JWKS_URL)")
-        XCTAssertEqual(
-            refusal(["LOCATION_BROKER_JWKS_URL": "https://a.example/k", "LOCATION_BROKER_JWKS_FILE": "/k.json", "LOCATION_BROKER_AUDIENCE": "p", "LOCATION_BROKER_ISSUER": "i"]),
-            "jwks_url and jwks_file are both set; set one of them")
-        XCTAssertEqual(refusal(["LOCATION_BROKER_REQUIRE_EMAIL_VERIFIED": "yes", "LOCATION_BROKER_JWT_SECRET": "j-0123456789-0123456789-0123456789"]),
-            "require_email_verified must be true or false, not 'yes' (from environment variable LOCATION_BROKER_REQUIRE_EMAIL_VERIFIED)")
-        let firebase = try ConfigurationLoader.load(
-            file: nil,
-            environment: backendKey.merging([
-                "LOCATION_BROKER_JWKS_URL": "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
-                "LOCATION_BROKER_AUDIENCE": "ponte", "LOCATION_BROKER_ISSUER": "https://securetoken.google.com/ponte",
-            ]) { $1 }, flags: [])
-        XCTAssertEqual(firebase.jwksURL?.host, "www.googleapis.com")
-    }
-
     func testAJWKSWithNoUsableKeyStopsTheStart() async throws {
         let file = try jwksFile([#"{"kty":"oct","kid":"h","k":"c2VjcmV0","alg":"HS256"}"#, #"{"kty":"EC","crv":"P-384","kid":"p384","x":"AA","y":"AA"}"#])
         do {

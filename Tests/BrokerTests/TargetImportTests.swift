@@ -88,6 +88,28 @@ final class TargetImportTests: XCTestCase {
         }
     }
 
+    /// Where a target's own tests are, when not `Tests/<target>Tests`.
+    static let testFolders = ["BrokerCore": "CoreTests", "BrokerProtocol": "ProtocolTests"]
+
+    /// The broker's parts are tested beside themselves, without the composition root: a test that needs the whole
+    /// broker belongs to Tests/BrokerTests.
+    func testThePartsTestsDoNotImportLocationBroker() throws {
+        let root = BrokerProcess.packageRoot
+        let parts = try XCTUnwrap(try Self.rows().first { $0.target == "LocationBroker" }, "LocationBroker's row").allowed
+        var searched = 0
+        for part in parts {
+            let folder = root.appendingPathComponent("Tests/" + (Self.testFolders[part] ?? part + "Tests"))
+            guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { continue }
+            for file in files.compactMap({ $0 as? URL }).filter({ $0.pathExtension == "swift" }) {
+                searched += 1
+                if Self.imports(in: try String(contentsOf: file, encoding: .utf8)).contains("LocationBroker") {
+                    XCTFail("Tests/\(folder.lastPathComponent)/\(file.lastPathComponent) imports LocationBroker: it tests \(part) without a broker")
+                }
+            }
+        }
+        XCTAssertGreaterThan(searched, 10, "the parts' tests were read")
+    }
+
     /// The test itself must be able to fail: an import the table forbids is seen.
     func testAForbiddenImportIsSeen() {
         let source = "import NIOCore\n@testable import LocationBroker\nimport struct BrokerCore.Hub\n"

@@ -187,30 +187,4 @@ final class TrackingMapTests: XCTestCase {
             XCTAssertThrowsError(try TileURLTemplate(bad), bad)
         }
     }
-
-    func testMapSettingsAreCheckedLikeEveryOther() throws {
-        func load(_ pairs: [String: String]) throws -> BrokerConfiguration {
-            var configuration = BrokerConfiguration()
-            for (name, value) in pairs {
-                let key = try XCTUnwrap(ConfigurationKey.named(name), name)
-                if let problem = key.apply(&configuration, value) { throw ConfigurationError(description: "\(name) \(problem)") }
-            }
-            try configuration.map.validate()
-            return configuration
-        }
-        XCTAssertEqual(BrokerConfiguration().map.leafletFolder, "/usr/share/javascript/leaflet", "Debian's libjs-leaflet by default")
-        XCTAssertEqual(try load(["leaflet_folder": "/opt/leaflet"]).map.leafletFolder, "/opt/leaflet")
-        XCTAssertThrowsError(try load(["leaflet_folder": "leaflet"]), "a relative folder depends on where the broker starts")
-        XCTAssertThrowsError(try load(["leaflet_folder": ""]))
-        XCTAssertThrowsError(try load(["map_tiles_url": "https://{s}.tiles.example.org/{z}/{x}/{y}"]))
-        XCTAssertThrowsError(try load(["map_tiles_url": "https://tiles.example.org/{z}/{x}/{y}"]), "needs its attribution") { error in
-            XCTAssertTrue("\(error)".contains("map_tiles_attribution"), "\(error)")
-        }
-        XCTAssertThrowsError(try load(["map_tiles_attribution": "© someone"]), "an attribution for no tile server")
-        XCTAssertThrowsError(try load(["map_tiles_file": "/x.mbtiles", "map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "a"]))
-        XCTAssertThrowsError(try load(["map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "a\nb"]))
-        let served = try load(["map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "© OpenStreetMap contributors"])
-        XCTAssertEqual(served.map.tilesURL?.origin, "https://t.example")
-        XCTAssertEqual(try load(["map_tiles_file": "/srv/map.mbtiles"]).map.tilesFile, "/srv/map.mbtiles")
-    }
 }

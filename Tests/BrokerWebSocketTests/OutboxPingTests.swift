@@ -66,4 +66,19 @@ final class OutboxPingTests: XCTestCase {
         XCTAssertTrue(outbox.takeDataWritten())
         XCTAssertFalse(outbox.takeDataWritten(), "told once")
     }
+
+    func testTheOutboxHoldsTheAnswerToTheNewestPingOnly() throws {
+        // The outbox keeps the answer to the newest ping only.
+        let outbox = Outbox(limit: 4_096)
+        for byte: UInt8 in 1...100 { outbox.pushPong(ByteBuffer(bytes: [byte])) }
+        let taken = outbox.takeForSocket()
+        XCTAssertEqual(taken.pong, ByteBuffer(bytes: [100]))
+        XCTAssertEqual(taken.queued.entries.count, 0)
+        XCTAssertNil(outbox.takeForSocket().pong, "answered once")
+        outbox.close(code: 1000, reason: "bye", discardPending: false)
+        outbox.pushPong(ByteBuffer(bytes: [1]))
+        let closing = outbox.takeForSocket()
+        XCTAssertNil(closing.pong, "no pong after the broker's close")
+        XCTAssertEqual(closing.queued.close, OutboxQueue.Close(code: 1000, reason: "bye"))
+    }
 }

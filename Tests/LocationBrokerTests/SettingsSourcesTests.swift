@@ -149,37 +149,4 @@ final class SettingsSourcesTests: XCTestCase {
         XCTAssertEqual(report.lines.first { $0.key == "backend_key" }?.source, "file \(path)")
         XCTAssertEqual(report.lines.first { $0.key == "cluster_secret" }?.value, "*** (36 bytes), *** (36 bytes)")
     }
-
-    func testCheckConfigTakesAnySettingAsAFlagAndRefusesASecretOneWithoutEchoingIt() async throws {
-        let path = try file("heartbeat_seconds: 5\n")
-        let environment = secrets.merging(["LOCATION_BROKER_HEARTBEAT_SECONDS": "6"]) { $1 }
-        let read = try await BrokerCommandLine.run(
-            ["check-config", "--config", path, "--heartbeat-seconds", "7", "--window-tolerance-ms=0", "--log-format", "JSON"], environment: environment)
-        XCTAssertEqual(read.status, 0, read.output)
-        XCTAssertTrue(read.output.contains("heartbeat_seconds                = 7  (command line)"), read.output)
-        XCTAssertTrue(read.output.contains("window_tolerance_ms              = 0  (command line)"), read.output)
-        XCTAssertTrue(read.output.contains("log_format                       = json  (command line)"), read.output)
-
-        let secret = "x-0123456789-0123456789-0123456789"
-        let refused = try await BrokerCommandLine.run(["check-config", "--config", path, "--backend-key", secret], environment: secrets)
-        XCTAssertNotEqual(refused.status, 0)
-        XCTAssertTrue(refused.output.contains("--backend-key would show the secret to every user of this machine"), refused.output)
-        XCTAssertFalse(refused.output.contains(secret), refused.output)
-        let unknown = try await BrokerCommandLine.run(["check-config", "--config", path, "--heartbeat-second", "7"], environment: secrets)
-        XCTAssertNotEqual(unknown.status, 0)
-        XCTAssertTrue(unknown.output.contains("unknown option '--heartbeat-second'"), unknown.output)
-    }
-
-    func testACommandThatDoesNotEndIsKilledAtItsDeadlineAndFails() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString)")
-        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("broker.sqlite").path
-        do {
-            let ended = try await BrokerCommandLine.run(
-                ["serve", "--config", try file(""), "--port", "0", "--database", database], environment: secrets, seconds: 2)
-            XCTFail("serve runs until it is stopped, yet it ended: \(ended.status) \(ended.output)")
-        } catch {
-            XCTAssertTrue(error is ChildProcess.TimedOut, "\(error)")
-        }
-    }
 }

@@ -8,8 +8,8 @@ import XCTest
 @testable import BrokerWebSocket
 @testable import LocationBroker
 
-/// `GET /v1/ws` refusals: an upgrade the upgrade handler refused is answered with the reason it was decided with;
-/// a plain request that reached the route is told why it was not upgraded.
+/// `GET /v1/ws`: where an upgrade's token is read; an upgrade the upgrade handler refused is answered with the
+/// reason it was decided with; a plain request that reached the route is told why it was not upgraded.
 final class WebSocketEndpointTests: XCTestCase {
     static let secret = "endpoint-test-secret-0123456789-0123456789"
 
@@ -65,5 +65,20 @@ final class WebSocketEndpointTests: XCTestCase {
         draining.start()
         let valid = try await TokenVerifier.mintHS256(secret: Self.secret, identity: "donor@example.org", ttlSeconds: 600)
         XCTAssertEqual(decided([.authorization: "Bearer \(valid)"])?.status, .serviceUnavailable)
+    }
+
+    /// The token of an upgrade as the hand-written reader hands it over: from `Authorization: Bearer` or, for
+    /// browsers, from `?token=`.
+    func testTheTokenIsTheBearerCredentialOrTheQuerysToken() throws {
+        func token(_ requestLine: String, _ headers: [String]) throws -> String? {
+            let lines = [requestLine, "Host: broker", "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="] + headers
+            let head = try XCTUnwrap(UpgradeRequestHead.parse(Array(lines.joined(separator: "\r\n").utf8)), requestLine)
+            return WebSocketEndpoint.token(of: head.request)
+        }
+        XCTAssertEqual(try token("GET /v1/ws HTTP/1.1", ["Authorization: Bearer a.b.c"]), "a.b.c")
+        XCTAssertEqual(try token("GET /v1/ws?token=a.b.c HTTP/1.1", []), "a.b.c")
+        XCTAssertEqual(try token("GET /v1/ws?token=q.q.q HTTP/1.1", ["Authorization: Bearer h.h.h"]), "h.h.h", "the header first")
+        XCTAssertNil(try token("GET /v1/ws HTTP/1.1", []))
     }
 }

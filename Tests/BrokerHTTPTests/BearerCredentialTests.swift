@@ -1,8 +1,7 @@
+import BrokerHTTP
 import Foundation
 import HTTPTypes
 import XCTest
-
-@testable import LocationBroker
 
 /// The credential of `Authorization: Bearer`, read without Foundation's `trimmingCharacters(in:)`:
 /// held to the former reading, which did use it, for every scalar of the Basic Multilingual Plane and beyond.

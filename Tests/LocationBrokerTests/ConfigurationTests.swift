@@ -1,9 +1,11 @@
 import Foundation
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerPostgres
 @testable import BrokerTestSupport
 @testable import LocationBroker
+@testable import TrackingPage
 
 /// Settings come in layers (defaults, file, environment, flags) and mistakes are refused with a clear reason.
 final class ConfigurationTests: XCTestCase {
@@ -123,5 +125,74 @@ final class ConfigurationTests: XCTestCase {
             XCTAssertFalse(key.summary.isEmpty, key.name)
         }
         XCTAssertEqual(Set(ConfigurationKey.all.map(\.name)).count, ConfigurationKey.all.count, "no key twice")
+    }
+
+    func testJWKSModeRefusesToStartWithoutAudienceAndIssuer() throws {
+        let backendKey = ["LOCATION_BROKER_BACKEND_KEY": "b-0123456789-0123456789-0123456789"]
+        func refusal(_ settings: [String: String]) -> String? {
+            do {
+                _ = try ConfigurationLoader.load(file: nil, environment: backendKey.merging(settings) { $1 }, flags: [])
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let why = "an identity provider's keys sign the tokens of every project it serves (Firebase's sign those of every Firebase project), so without them a token from anybody's project would be accepted. Firebase: audience: <project id>, issuer: https://securetoken.google.com/<project id>."
+        XCTAssertEqual(
+            refusal(["LOCATION_BROKER_JWKS_URL": "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"]),
+            "jwks_url needs audience and issuer to be set: " + why)
+        XCTAssertEqual(
+            refusal(["LOCATION_BROKER_JWKS_FILE": "/etc/keys.json", "LOCATION_BROKER_AUDIENCE": "ponte"]), "jwks_file needs issuer to be set: " + why)
+        XCTAssertEqual(
+            refusal(["LOCATION_BROKER_JWKS_URL": "http://keys.example.org/jwks.json"]),
+            "jwks_url must be an https:// URL (http:// only for 127.0.0.1, ::1 or localhost), not 'http://keys.example.org/jwks.json' (from environment variable LOCATION_BROKER_JWKS_URL)")
+        XCTAssertEqual(
+            refusal(["LOCATION_BROKER_JWKS_URL": "https://a.example/k", "LOCATION_BROKER_JWKS_FILE": "/k.json", "LOCATION_BROKER_AUDIENCE": "p", "LOCATION_BROKER_ISSUER": "i"]),
+            "jwks_url and jwks_file are both set; set one of them")
+        XCTAssertEqual(refusal(["LOCATION_BROKER_REQUIRE_EMAIL_VERIFIED": "yes", "LOCATION_BROKER_JWT_SECRET": "j-0123456789-0123456789-0123456789"]),
+            "require_email_verified must be true or false, not 'yes' (from environment variable LOCATION_BROKER_REQUIRE_EMAIL_VERIFIED)")
+        let firebase = try ConfigurationLoader.load(
+            file: nil,
+            environment: backendKey.merging([
+                "LOCATION_BROKER_JWKS_URL": "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com",
+                "LOCATION_BROKER_AUDIENCE": "ponte", "LOCATION_BROKER_ISSUER": "https://securetoken.google.com/ponte",
+            ]) { $1 }, flags: [])
+        XCTAssertEqual(firebase.jwksURL?.host, "www.googleapis.com")
+    }
+
+    func testHalfATLSConfigurationIsRefused() {
+        var configuration = BrokerConfiguration()
+        configuration.jwtSecret = SettingsFixture.jwtSecret
+        configuration.backendKey = SettingsFixture.backendKey
+        configuration.tlsCert = "/somewhere/cert.pem"
+        XCTAssertThrowsError(try ConfigurationLoader.validate(configuration)) { error in
+            XCTAssertEqual("\(error)", "tls_cert and tls_key go together: set both to serve TLS, or neither")
+        }
+    }
+
+    func testMapSettingsAreCheckedLikeEveryOther() throws {
+        func load(_ pairs: [String: String]) throws -> BrokerConfiguration {
+            var configuration = BrokerConfiguration()
+            for (name, value) in pairs {
+                let key = try XCTUnwrap(ConfigurationKey.named(name), name)
+                if let problem = key.apply(&configuration, value) { throw ConfigurationError(description: "\(name) \(problem)") }
+            }
+            try configuration.map.validate()
+            return configuration
+        }
+        XCTAssertEqual(BrokerConfiguration().map.leafletFolder, "/usr/share/javascript/leaflet", "Debian's libjs-leaflet by default")
+        XCTAssertEqual(try load(["leaflet_folder": "/opt/leaflet"]).map.leafletFolder, "/opt/leaflet")
+        XCTAssertThrowsError(try load(["leaflet_folder": "leaflet"]), "a relative folder depends on where the broker starts")
+        XCTAssertThrowsError(try load(["leaflet_folder": ""]))
+        XCTAssertThrowsError(try load(["map_tiles_url": "https://{s}.tiles.example.org/{z}/{x}/{y}"]))
+        XCTAssertThrowsError(try load(["map_tiles_url": "https://tiles.example.org/{z}/{x}/{y}"]), "needs its attribution") { error in
+            XCTAssertTrue("\(error)".contains("map_tiles_attribution"), "\(error)")
+        }
+        XCTAssertThrowsError(try load(["map_tiles_attribution": "© someone"]), "an attribution for no tile server")
+        XCTAssertThrowsError(try load(["map_tiles_file": "/x.mbtiles", "map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "a"]))
+        XCTAssertThrowsError(try load(["map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "a\nb"]))
+        let served = try load(["map_tiles_url": "https://t.example/{z}/{x}/{y}", "map_tiles_attribution": "© OpenStreetMap contributors"])
+        XCTAssertEqual(served.map.tilesURL?.origin, "https://t.example")
+        XCTAssertEqual(try load(["map_tiles_file": "/srv/map.mbtiles"]).map.tilesFile, "/srv/map.mbtiles")
     }
 }

@@ -5,8 +5,8 @@ import XCTest
 @testable import BrokerTestSupport
 @testable import LocationBroker
 
-/// config/broker.yaml, docs/CONFIGURATION.md's tables and `serve --help` are made from the settings table, and
-/// every default another document quotes is the table's.
+/// config/broker.yaml and docs/CONFIGURATION.md's tables are made from the settings table, and every default another
+/// document quotes is the table's (`SettingsCommandLineTests` holds `serve --help` to it).
 final class SettingsDocumentTests: XCTestCase {
     private let root = BrokerProcess.packageRoot
     private let fix = "run scripts/generate-settings (after swift build) to write it from ConfigurationKey"
@@ -34,20 +34,6 @@ final class SettingsDocumentTests: XCTestCase {
         XCTAssertNotEqual(stale, document, "the row is where the test expects it")
         XCTAssertEqual(try SettingsDocument.markdown(updating: stale), document, "the generator puts the table's default back")
         XCTAssertThrowsError(try SettingsDocument.markdown(updating: "# no tables\n"), "a document without the markers is an error")
-    }
-
-    func testServeHelpListsEverySettingWithItsFlagDefaultAndRange() async throws {
-        let help = try await BrokerCommandLine.run(["serve", "--help"])
-        let output = help.output
-        XCTAssertEqual(help.status, 0, output)
-        XCTAssertTrue(output.contains(SettingsDocument.help), "the list as made, unwrapped by ArgumentParser:\n\(output)")
-        let words = output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        for key in ConfigurationKey.all {
-            XCTAssertTrue(output.contains("\n\(SettingsDocument.headline(key))\n"), "\(key.name) in:\n\(output)")
-            XCTAssertTrue(words.contains(key.summary), key.name)
-            XCTAssertTrue(words.contains("\(key.environmentVariable); default \(key.defaultValue ?? key.whenUnset);"), key.name)
-        }
-        XCTAssertTrue(output.contains("(LOCATION_BROKER_PORT; default 8080; 0 to 65535)"), output)
     }
 
     /// Where another document names a setting and its default, `` `key` (default V`` or `` `key` (V)``, V is

@@ -4,8 +4,8 @@ import XCTest
 @testable import BrokerTestSupport
 @testable import LocationBroker
 
-/// `location-broker check-config`: every effective setting with its source, secrets masked, and serve's
-/// refusals.
+/// The report `location-broker check-config` prints: every effective setting with its source, secrets masked
+/// (`SettingsCommandLineTests` runs the command).
 final class ConfigurationReportTests: XCTestCase {
     private let jwtSecret = SettingsFixture.jwtSecret
     private let backendKey = SettingsFixture.backendKey
@@ -47,19 +47,5 @@ final class ConfigurationReportTests: XCTestCase {
         XCTAssertTrue(text.contains("postgres://broker@db.internal:5432/tracking"), text)
         XCTAssertFalse(text.contains("hunter2"))
         XCTAssertFalse(text.contains("c-0123456789"))
-    }
-
-    func testTheCommandPrintsTheReportAndFailsWithServesRefusal() async throws {
-        func run(_ environment: [String: String]) async throws -> BrokerCommandLine.Outcome {
-            try await BrokerCommandLine.run(["check-config", "--config", try temporaryFile("# defaults\n"), "--port", "9001"], environment: environment)
-        }
-        let good = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret, "LOCATION_BROKER_BACKEND_KEY": backendKey])
-        XCTAssertEqual(good.status, 0, good.output)
-        XCTAssertTrue(good.output.contains("port "), good.output)
-        XCTAssertTrue(good.output.contains("= 9001  (command line)"), good.output)
-        XCTAssertFalse(good.output.contains(backendKey))
-        let refused = try await run(["LOCATION_BROKER_JWT_SECRET": jwtSecret])
-        XCTAssertNotEqual(refused.status, 0)
-        XCTAssertTrue(refused.output.contains("no backend key: set LOCATION_BROKER_BACKEND_KEY"), refused.output)
     }
 }

@@ -5,7 +5,6 @@ import NIOConcurrencyHelpers
 import XCTest
 
 @testable import BrokerTestSupport
-@testable import LocationBroker
 
 /// What a WebSocket connection logs of its life: at debug level its opening and its end, each with the
 /// connection's metadata; at the default level, nothing for an ordinary connection.

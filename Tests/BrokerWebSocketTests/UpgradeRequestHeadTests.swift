@@ -6,7 +6,6 @@ import XCTest
 
 @testable import BrokerCore
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// The hand-written upgrade reads only one plain form of request head; every other head, valid or not, is left to
 /// NIO's HTTP reader (docs/SECURITY.md, "The hand-written upgrade").
@@ -32,7 +31,6 @@ final class UpgradeRequestHeadTests: XCTestCase {
         XCTAssertEqual(head.request.path, "/v1/ws")
         XCTAssertEqual(head.request.authority, "127.0.0.1:8080")
         XCTAssertEqual(head.request.headerFields[.authorization], "Bearer a.b.c")
-        XCTAssertEqual(WebSocketEndpoint.token(of: head.request), "a.b.c")
         // RFC 6455 section 1.3's example.
         XCTAssertEqual(head.accept, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
     }
@@ -42,7 +40,7 @@ final class UpgradeRequestHeadTests: XCTestCase {
         lines = lines.map { $0.hasPrefix("Connection") ? "connection: keep-alive, Upgrade" : $0 }.filter { !$0.hasPrefix("Authorization") }
         lines += ["Origin: https://example.org", "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits", "User-Agent: Mozilla/5.0\t"]
         let head = try XCTUnwrap(Self.parse(lines))
-        XCTAssertEqual(WebSocketEndpoint.token(of: head.request), "a.b.c")
+        XCTAssertEqual(head.request.path, "/v1/ws?token=a.b.c", "the token a browser sends in the query is kept")
         XCTAssertEqual(head.request.headerFields[.userAgent], "Mozilla/5.0")
     }
 

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import XCTest
@@ -5,7 +6,6 @@ import XCTest
 @testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// What the first handler of a socket does with what it reads: a plain upgrade is decided by it (upgraded, or
 /// refused with its answer, at once or when a check that suspends returns); everything else is handed to the HTTP
@@ -21,10 +21,11 @@ final class WebSocketUpgradeHandlerTests: XCTestCase {
     static let refusal = UpgradeRefusal(status: .unauthorized, error: .init(.unauthorized, "the token's signature is not valid"))
 
     /// A channel whose only handler is the upgrade handler; `decide` decides every plain upgrade (by default, the
-    /// token is the identity).
+    /// bearer token is the identity).
     static func channel(
         decide: @escaping (UpgradeRequestHead) -> UpgradeDecision = { head in
-            .now(.success(VerifiedIdentity(identity: WebSocketEndpoint.token(of: head.request) ?? "?", expiresAt: 0)))
+            let token = head.request.headerFields[.authorization].map { String($0.dropFirst("Bearer ".count)) }
+            return .now(.success(VerifiedIdentity(identity: token ?? "?", expiresAt: 0)))
         }
     ) throws -> (EmbeddedChannel, Record) {
         let record = Record()

@@ -1,9 +1,8 @@
-import BrokerCore
 import NIOConcurrencyHelpers
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerTestSupport
-@testable import LocationBroker
 
 /// The broker's own waits end when their task is cancelled (a shutdown), instead of waiting on something that
 /// may never come: a lock whose holder is stuck, a cluster that never joins, connections that never close.

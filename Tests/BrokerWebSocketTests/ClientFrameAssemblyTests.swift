@@ -2,9 +2,9 @@ import NIOCore
 import NIOWebSocket
 import XCTest
 
+@testable import BrokerCore
 @testable import BrokerTestSupport
 @testable import BrokerWebSocket
-@testable import LocationBroker
 
 /// The connection handler reads the client's frames itself (``ClientFrameAssembler``): masking, fragments and
 /// their limits, and the frames NIO's decoder cannot read, which NIO's own handlers did before. Each test tries
@@ -36,7 +36,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
         XCTAssertEqual(closes.count, 1, "one close frame: \(closes)")
         XCTAssertEqual(closes.first?.code, 1009)
         XCTAssertEqual(closes.first?.reason, "message in too many fragments")
-        XCTAssertGreaterThanOrEqual(socket.metrics.value(of: Self.invalidFrames) ?? 0, 1, "counted")
+        XCTAssertGreaterThanOrEqual(socket.metric( Self.invalidFrames) ?? 0, 1, "counted")
         // The client never answers the close: cut at the end of the grace, as for any refusal.
         socket.advance(by: WebSocketConnectionStateMachine.closeGrace)
         XCTAssertFalse(socket.isOpen)
@@ -54,7 +54,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
         let closes = closes(try socket.framesAfterWelcome())
         XCTAssertEqual(closes.map(\.code), [1009])
         XCTAssertEqual(closes.first?.reason, "message in too many fragments")
-        XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames), 1, "counted once")
+        XCTAssertEqual(socket.metric( Self.invalidFrames), 1, "counted once")
     }
 
     func testAMessageAtTheSizeLimitIsServedAndOneByteOverIsRefusedWith1009() throws {
@@ -80,7 +80,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
         let closes = closes(try over.framesAfterWelcome())
         XCTAssertEqual(closes.map(\.code), [1009])
         XCTAssertEqual(closes.first?.reason, "message too large")
-        XCTAssertEqual(over.metrics.value(of: Self.invalidFrames), 1, "counted once")
+        XCTAssertEqual(over.metric( Self.invalidFrames), 1, "counted once")
     }
 
     func testControlFramesBetweenFragmentsAreAnsweredAndTheMessageIsStillJoined() throws {
@@ -96,7 +96,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
         XCTAssertEqual(frames.first, .init(opcode: Socket.pong, payload: Array("are you there".utf8)), "the ping is answered at once")
         XCTAssertEqual(frames.count, 2, "\(frames)")
         XCTAssertTrue(frames.last?.text.contains(#""re":"s1""#) ?? false, "the three fragments make the message: \(frames)")
-        XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames) ?? 0, 0)
+        XCTAssertEqual(socket.metric( Self.invalidFrames) ?? 0, 0)
     }
 
     func testAnUnmaskedContinuationIsRefusedAsUnmaskedWhetherOrNotAMessageWasStarted() throws {
@@ -114,7 +114,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
             let closes = closes(try socket.framesAfterWelcome())
             XCTAssertEqual(closes.map(\.code), [1002], name)
             XCTAssertEqual(closes.first?.reason, "client frames must be masked", name)
-            XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames), 1, "\(name): counted once")
+            XCTAssertEqual(socket.metric( Self.invalidFrames), 1, "\(name): counted once")
         }
     }
 
@@ -133,7 +133,7 @@ final class ClientFrameAssemblyTests: XCTestCase {
             let frames = try socket.framesAfterWelcome()
             XCTAssertEqual(frames, [.init(opcode: Socket.close, payload: [UInt8(code >> 8), UInt8(code & 0xFF)])], name)
             XCTAssertFalse(socket.isOpen, "\(name): closed at once")
-            XCTAssertEqual(socket.metrics.value(of: Self.invalidFrames), 1, "\(name): counted once")
+            XCTAssertEqual(socket.metric( Self.invalidFrames), 1, "\(name): counted once")
             XCTAssertEqual(socket.hub.connectionCount, 0, "\(name): the hub forgot the connection")
         }
     }

@@ -3,8 +3,6 @@ import NIOCore
 import NIOEmbedded
 import XCTest
 
-@testable import LocationBroker
-
 /// Where a volunteer's position is written when its donor is served by the same event loop: as soon as the
 /// volunteer's frame is handled, inside that read, as a bare NIO server writes it (pairs' p99), not in a
 /// task after the loop's other reads; a donor on another loop is still written by its own loop.

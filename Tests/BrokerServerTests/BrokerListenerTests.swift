@@ -12,12 +12,9 @@ import ServiceLifecycle
 import XCTest
 
 @testable import BrokerAuth
-@testable import BrokerCore
 @testable import BrokerHTTP
-@testable import BrokerTestSupport
 @testable import BrokerServer
-@testable import BrokerWebSocket
-@testable import LocationBroker
+@testable import BrokerTestSupport
 
 /// The broker's listening socket (``BrokerListener``): a WebSocket is served by its pipeline with no task; only the
 /// connections that stay HTTP get one; a graceful shutdown stops accepting and lets the answer in progress finish.
@@ -59,15 +56,6 @@ final class BrokerListenerTests: XCTestCase {
         init() async throws {
             var logger = Logger(label: "BrokerListenerTests")
             logger.logLevel = .warning
-            let metrics = BrokerMetrics()
-            let clock = WallClock.system
-            let hub = Hub(settings: HubSettings(BrokerConfiguration()), metrics: metrics, clock: clock, framing: TextFrame.framing)
-            var configuration = BrokerConfiguration()
-            configuration.jwtSecret = BrokerListenerTests.secret
-            let endpoint = WebSocketEndpoint(
-                verifier: try await TokenVerifier(configuration: configuration),
-                watchLinks: await WatchTokenVerifier(backendKey: "listener-test-backend-key-0123456789", ttlSeconds: 600) { _ in nil },
-                metrics: metrics, hub: hub, isDraining: { false })
             (slowStarted, slowStartedContinuation) = AsyncStream.makeStream(of: Void.self)
             let (released, release) = AsyncStream.makeStream(of: Void.self)
             self.release = release
@@ -78,11 +66,8 @@ final class BrokerListenerTests: XCTestCase {
                 for await _ in released {}
                 return "done"
             }
-            let channel = BrokerServerChannel(
-                responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger),
-                http1: .init(), webSocket: .init(maxFrameBytes: 4096),
-                authorize: { endpoint.authorize($0, from: $1) }, refusalBody: { endpoint.answer($0) },
-                messages: ClientMessageHandler(hub: hub, metrics: metrics, clock: clock, heartbeatSeconds: 30, invalidFramesPerMinute: 10))
+            let channel = try await BrokerListenerTests.serverChannel(
+                responder: HTTPResponding.responder(router: router.buildResponder(), date: HTTPDate(), serverName: "location-broker", logger: logger))
             let handed = Counter()
             self.handed = handed
             let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
