@@ -4,7 +4,6 @@ import BrokerProtocol
 import BrokerWebSocket
 import LocationBroker
 import Logging
-import NIOConcurrencyHelpers
 
 // This file exists only for the microbenchmarks in Benchmarks/Micro (`scripts/microbench`). It exposes just enough
 // to drive the broker's hot paths from another package; the broker's types stay internal to the package.
@@ -25,7 +24,7 @@ public final class PublishFixture: Sendable {
     private let hub: Hub
     private let outboxes: [Outbox]
     private let position: Position
-    private let drainBuffer = NIOLockedValueBox(DrainBuffer())
+    private let drainBuffer = LockedValue(DrainBuffer())
 
     /// Builds the hub, the donations, the connections and the subscriptions, publishes once (which also reports
     /// the volunteer online) and drains every outbox, so the outboxes are empty when measuring starts.
@@ -64,7 +63,7 @@ public final class PublishFixture: Sendable {
 
     private func drain() -> Int {
         // One buffer for every drain, kept between publishes, as an event loop's drains share theirs (LoopDrains).
-        drainBuffer.withLockedValue { buffer in
+        drainBuffer.withLock { buffer in
             var count = 0
             for outbox in outboxes {
                 _ = outbox.takeForSocket(into: &buffer)

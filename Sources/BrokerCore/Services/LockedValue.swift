@@ -34,8 +34,8 @@ public struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
         #endif
     }
 
-    /// Runs `body` with the value, under the lock.
-    @inlinable
+    /// Runs `body` with the value, under the lock. Always inlined, so that `body` is inlined into its caller too.
+    @inlinable @inline(__always)
     public borrowing func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         #if os(Linux)
         try mutex.withLock { value throws -> Result in try body(&value) }
