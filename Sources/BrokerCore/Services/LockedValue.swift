@@ -10,8 +10,7 @@ import NIOConcurrencyHelpers
 /// compare-and-swap to take it and one to give it back, no allocation of its own. NIO's `NIOLockedValueBox`
 /// costs a `pthread_mutex_t` behind a separate allocation, about four times the instructions per lock and unlock;
 /// the fan-out takes two locks per delivery. On Apple platforms, where the package must build at its floors
-/// (macOS 13, iOS 16: `Mutex` needs macOS 15, iOS 18), it is `NIOLockedValueBox`, whose lock is
-/// `os_unfair_lock` there.
+/// (macOS 13, iOS 16: `Mutex` needs macOS 15, iOS 18), it is NIO's `NIOLock` (`os_unfair_lock` there) over a box.
 ///
 /// Not copyable: its owner holds it as a `let`. Not reentrant: `body` must not take the same lock again.
 ///
@@ -22,7 +21,17 @@ public struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
     #if os(Linux)
     @usableFromInline let mutex: Mutex<Value>
     #else
-    @usableFromInline let box: NIOLockedValueBox<Value>
+    @usableFromInline let lock = NIOLock()
+    @usableFromInline let storage: Storage
+
+    /// The value, reached only under `lock`.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        @usableFromInline var value: Value
+
+        init(_ value: Value) {
+            self.value = value
+        }
+    }
     #endif
 
     /// A lock around `value`.
@@ -30,17 +39,22 @@ public struct LockedValue<Value: Sendable>: ~Copyable, Sendable {
         #if os(Linux)
         mutex = Mutex(value)
         #else
-        box = NIOLockedValueBox(value)
+        storage = Storage(value)
         #endif
     }
 
-    /// Runs `body` with the value, under the lock. Always inlined, so that `body` is inlined into its caller too.
+    /// Runs `body` with the value, under the lock. `Mutex.withLock`'s own signature, so that `body` is handed to it
+    /// as it is and inlined into the caller (a closure wrapped in another one was called as a separate function).
     @inlinable @inline(__always)
-    public borrowing func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public borrowing func withLock<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
         #if os(Linux)
-        try mutex.withLock { value throws -> Result in try body(&value) }
+        try mutex.withLock(body)
         #else
-        try box.withLockedValue(body)
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&storage.value)
         #endif
     }
 }
