@@ -1,7 +1,6 @@
 import BrokerCore
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UnixSignals
 
@@ -97,10 +96,10 @@ package struct JWKSRefresher: Service {
 
     /// Whether SIGHUP came since the refresher last looked.
     private final class HangUps: Sendable {
-        private let seen = NIOLockedValueBox(false)
-        func record() { seen.withLockedValue { $0 = true } }
+        private let seen = LockedValue(false)
+        func record() { seen.withLock { $0 = true } }
         func take() -> Bool {
-            seen.withLockedValue { seen in
+            seen.withLock { seen in
                 defer { seen = false }
                 return seen
             }

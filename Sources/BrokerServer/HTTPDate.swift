@@ -1,5 +1,5 @@
+import BrokerCore
 import Foundation
-import NIOConcurrencyHelpers
 
 /// The `Date` header of every HTTP response (RFC 9110 §6.6.1: an origin server with a clock sends one), in the
 /// IMF-fixdate form, `Sun, 06 Nov 1994 08:49:37 GMT`.
@@ -19,7 +19,7 @@ package final class HTTPDate: Sendable {
     }
 
     // The formatter is used only inside the lock.
-    private let cache = NIOLockedValueBox<Cache>(Cache())
+    private let cache = LockedValue<Cache>(Cache())
 
     package init() {}
 
@@ -29,7 +29,7 @@ package final class HTTPDate: Sendable {
     /// The header's value for `date`, to the second.
     package func text(for date: Date) -> String {
         let second = Int(date.timeIntervalSince1970.rounded(.down))
-        return cache.withLockedValue { cache in
+        return cache.withLock { cache in
             if cache.second != second {
                 cache.second = second
                 cache.text = cache.formatter.string(from: Date(timeIntervalSince1970: TimeInterval(second)))

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import BrokerCore
 import NIOCore
 
 /// The open connections that stayed HTTP, asked to finish (`ChannelShouldQuiesceEvent`: Hummingbird's HTTP/1.1
@@ -14,26 +14,26 @@ final class QuiescingHTTPConnections: Sendable {
         var isQuiescing = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     init() {}
 
     /// Keeps `channel` until it closes; one added after ``quiesce()`` is asked to finish at once.
     func add(_ channel: any Channel) {
         let id = ObjectIdentifier(channel)
-        let isQuiescing = state.withLockedValue { state in
+        let isQuiescing = state.withLock { state in
             if !state.isQuiescing { state.open[id] = channel }
             return state.isQuiescing
         }
         if isQuiescing { return Self.askToFinish(channel) }
         channel.closeFuture.whenComplete { [self] _ in
-            _ = state.withLockedValue { $0.open.removeValue(forKey: id) }
+            _ = state.withLock { $0.open.removeValue(forKey: id) }
         }
     }
 
     /// Asks every connection kept, and every one added from now on, to finish.
     func quiesce() {
-        let open = state.withLockedValue { state in
+        let open = state.withLock { state in
             state.isQuiescing = true
             return Array(state.open.values)
         }

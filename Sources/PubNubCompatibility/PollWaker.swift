@@ -1,5 +1,4 @@
 import BrokerCore
-import NIOConcurrencyHelpers
 
 /// A held poll's sink in the hub: it keeps no frame (the answer is read from the channel's history, which holds
 /// every position the caller may see) and only wakes the poll, at once, whenever the hub writes to it: a
@@ -14,14 +13,14 @@ package final class PollWaker: FrameSink {
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     package init() {}
 
     /// Wakes the poll (or the next ``wait()``).
     package func wake() {
         // A waiter takes the wake; with none, it is remembered for the next wait.
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let waiter = state.waiter else {
                 state.woken = true
                 return nil
@@ -35,7 +34,7 @@ package final class PollWaker: FrameSink {
     /// Returns at the first wake since the previous return (at once if one came meanwhile).
     package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLockedValue { state -> Bool in
+            let resumeNow = state.withLock { state -> Bool in
                 if state.woken {
                     state.woken = false
                     return true
@@ -58,7 +57,7 @@ package final class PollWaker: FrameSink {
     package func discardQueued(conflationKey: String) { wake() }
 
     package func close(code: UInt16, reason: String, discardPending: Bool) {
-        state.withLockedValue { $0.closing = true }
+        state.withLock { $0.closing = true }
         wake()
     }
 
@@ -66,7 +65,7 @@ package final class PollWaker: FrameSink {
 
     package func finish() { close(code: 0, reason: "", discardPending: true) }
 
-    package var isClosing: Bool { state.withLockedValue { $0.closing } }
+    package var isClosing: Bool { state.withLock { $0.closing } }
 
     package var queuedBytes: Int { 0 }
 }

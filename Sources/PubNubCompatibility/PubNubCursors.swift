@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import BrokerCore
 
 /// Where a subscribe to several channels stands on each: PubNub's SDKs carry one timetoken for all the channels
 /// of a subscribe, while each channel counts its own seqs. A one-channel subscribe's timetoken is that
@@ -63,7 +63,7 @@ package final class PubNubCursors: Sendable {
         }
     }
 
-    private let kept = NIOLockedValueBox(Kept())
+    private let kept = LockedValue(Kept())
     private let capacity: Int
 
     package init(capacity: Int = 100_000) {
@@ -73,7 +73,7 @@ package final class PubNubCursors: Sendable {
     /// Keeps where `identity` stands on each channel, forgetting that identity's oldest past ``perIdentity``.
     /// - Returns: the timetoken that names it: random, so that it tells nothing of anyone else's subscribes.
     package func keep(_ seqs: [String: Int64], for identity: String) -> Int64 {
-        kept.withLockedValue { kept in
+        kept.withLock { kept in
             var cursor = Int64.random(in: Self.floor..<Int64.max)
             while kept.entries[cursor] != nil { cursor = Int64.random(in: Self.floor..<Int64.max) }
             if let own = kept.byIdentity[identity], own.count >= Self.perIdentity, let oldestOwn = own.first {
@@ -87,11 +87,11 @@ package final class PubNubCursors: Sendable {
     }
 
     /// Timetokens kept now.
-    package var count: Int { kept.withLockedValue { $0.entries.count } }
+    package var count: Int { kept.withLock { $0.entries.count } }
 
     /// Where `timetoken` says `identity` stood, or `nil` when it names no entry of that identity.
     package func seqs(of timetoken: Int64, for identity: String) -> [String: Int64]? {
-        kept.withLockedValue { kept in
+        kept.withLock { kept in
             guard let entry = kept.entries[timetoken], entry.identity == identity else { return nil }
             return entry.seqs
         }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import BrokerCore
 
 /// How a volunteer's PubNub app spells a position: the names of its coordinates and time, and the time's unit.
 /// Names only, never values: it holds nothing of where anyone is.
@@ -17,7 +17,7 @@ package struct PubNubShape: Sendable, Equatable {
 /// shape, whichever transport each one came over. Bounded: past `capacity` volunteers, a new one is not
 /// remembered and its donors receive the full shape (``PubNubPosition/message(_:shape:)``).
 package final class PubNubShapes: Sendable {
-    private let shapes = NIOLockedValueBox<[String: PubNubShape]>([:])
+    private let shapes = LockedValue<[String: PubNubShape]>([:])
     private let capacity: Int
 
     package init(capacity: Int = 100_000) {
@@ -26,7 +26,7 @@ package final class PubNubShapes: Sendable {
 
     /// Notes the shape `channel`'s volunteer published in.
     package func remember(_ shape: PubNubShape, for channel: String) {
-        shapes.withLockedValue { shapes in
+        shapes.withLock { shapes in
             guard shapes[channel] != shape else { return }
             if shapes[channel] == nil && shapes.count >= capacity { return }
             shapes[channel] = shape
@@ -35,6 +35,6 @@ package final class PubNubShapes: Sendable {
 
     /// The shape `channel`'s volunteer last published in, if they publish over PubNub.
     package func shape(of channel: String) -> PubNubShape? {
-        shapes.withLockedValue { $0[channel] }
+        shapes.withLock { $0[channel] }
     }
 }

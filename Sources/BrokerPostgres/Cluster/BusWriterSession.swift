@@ -1,5 +1,5 @@
+import BrokerCore
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 
@@ -14,12 +14,12 @@ import PostgresNIO
 final class BusWriterSession: Sendable {
     let connection: PostgresConnection
     /// The statement in flight; failed by the session's end.
-    private let inFlight = NIOLockedValueBox<EventLoopPromise<Void>?>(nil)
+    private let inFlight = LockedValue<EventLoopPromise<Void>?>(nil)
 
     init(connection: PostgresConnection) {
         self.connection = connection
         connection.closeFuture.whenComplete { [weak self] _ in
-            self?.inFlight.withLockedValue { $0.take() }?.fail(SessionEnded())
+            self?.inFlight.withLock { $0.take() }?.fail(SessionEnded())
         }
     }
 
@@ -29,7 +29,7 @@ final class BusWriterSession: Sendable {
         let answered = connection.eventLoop.makePromise(of: Void.self)
         // The session's end completes its future after the channel went inactive: either it has, and `isClosed`
         // says so here, or it will, and finds the promise.
-        let ended = inFlight.withLockedValue { inFlight -> Bool in
+        let ended = inFlight.withLock { inFlight -> Bool in
             if connection.isClosed { return true }
             inFlight = answered
             return false
@@ -45,7 +45,7 @@ final class BusWriterSession: Sendable {
             unanswered.cancel()
             answered.completeWith(result.map { _ in () })
         }
-        defer { inFlight.withLockedValue { if $0?.futureResult === answered.futureResult { $0 = nil } } }
+        defer { inFlight.withLock { if $0?.futureResult === answered.futureResult { $0 = nil } } }
         try await answered.futureResult.get()
     }
 

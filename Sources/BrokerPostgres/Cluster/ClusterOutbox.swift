@@ -1,7 +1,6 @@
 import BrokerCore
 import BrokerProtocol
 import DequeModule
-import NIOConcurrencyHelpers
 
 /// The events this node has to tell the others, queued without waiting: the publish path appends under its
 /// channel lock and returns, and the bus's writer task sends them in batches.
@@ -16,7 +15,7 @@ final class ClusterOutbox: ClusterLink {
         var dropped = 0
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
     /// Events held at most.
     let capacity: Int
     /// This node's name, stamped on every event.
@@ -54,7 +53,7 @@ final class ClusterOutbox: ClusterLink {
 
     /// Queues `event` and wakes the writer. Never blocks beyond the queue's lock.
     private func announce(_ event: ClusterEvent) {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.events.count >= capacity {
                 state.events.removeFirst()
                 state.dropped += 1
@@ -69,7 +68,7 @@ final class ClusterOutbox: ClusterLink {
     /// Waits until events are queued, then takes up to `limit` of them, oldest first.
     func take(upTo limit: Int) async -> [ClusterEvent] {
         while true {
-            let batch = state.withLockedValue { state -> [ClusterEvent] in
+            let batch = state.withLock { state -> [ClusterEvent] in
                 let count = min(limit, state.events.count)
                 let batch = Array(state.events.prefix(count))
                 state.events.removeFirst(count)
@@ -79,7 +78,7 @@ final class ClusterOutbox: ClusterLink {
             if Task.isCancelled { return [] }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let ready = state.withLockedValue { state -> Bool in
+                    let ready = state.withLock { state -> Bool in
                         if !state.events.isEmpty || Task.isCancelled { return true }
                         state.waiter = continuation
                         return false
@@ -87,7 +86,7 @@ final class ClusterOutbox: ClusterLink {
                     if ready { continuation.resume() }
                 }
             } onCancel: {
-                let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                     defer { state.waiter = nil }
                     return state.waiter
                 }
@@ -98,7 +97,7 @@ final class ClusterOutbox: ClusterLink {
 
     /// Puts back events that could not be sent, ahead of newer ones, so the order is kept for the retry.
     func putBack(_ events: [ClusterEvent]) {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.events.insert(contentsOf: events, at: 0)
             while state.events.count > capacity {
                 state.events.removeFirst()
@@ -109,7 +108,7 @@ final class ClusterOutbox: ClusterLink {
 
     /// Events dropped because the queue was full, since the last call.
     func takeDroppedCount() -> Int {
-        state.withLockedValue { state in
+        state.withLock { state in
             defer { state.dropped = 0 }
             return state.dropped
         }

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import BrokerCore
 
 /// The heartbeat this node's listener waits for, and how many unopenable payloads it logged.
 final class HeartbeatLedger: Sendable {
@@ -8,15 +8,15 @@ final class HeartbeatLedger: Sendable {
         var rejectionsSeen = 0
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     func expect(_ nonce: UInt64) {
-        state.withLockedValue { $0 = State(expected: nonce, heard: false, rejectionsSeen: $0.rejectionsSeen) }
+        state.withLock { $0 = State(expected: nonce, heard: false, rejectionsSeen: $0.rejectionsSeen) }
     }
 
     /// Records a heartbeat heard; `false` for one not expected (an old one, replayed).
     func heard(_ nonce: UInt64) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.expected == nonce else { return false }
             state.heard = true
             return true
@@ -24,13 +24,13 @@ final class HeartbeatLedger: Sendable {
     }
 
     func wasHeard(_ nonce: UInt64) -> Bool {
-        state.withLockedValue { $0.expected == nonce && $0.heard }
+        state.withLock { $0.expected == nonce && $0.heard }
     }
 
     /// Logs the first rejected payload and every 1,000th after it: the metric counts them all, and a flood of
     /// forged NOTIFYs does not flood the log.
     func shouldLogRejection() -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             defer { state.rejectionsSeen += 1 }
             return state.rejectionsSeen % 1000 == 0
         }

@@ -1,5 +1,5 @@
+import BrokerCore
 import DequeModule
-import NIOConcurrencyHelpers
 
 /// The payloads this node's writer sent on the shard channels lately, so that its listener drops them unopened
 /// when PostgreSQL brings them back: a node listening to a shard hears its own positions too, and opening and
@@ -15,7 +15,7 @@ final class OwnEchoes: Sendable {
         var order = Deque<String>()
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
     /// Payloads remembered at most.
     let capacity: Int
 
@@ -25,7 +25,7 @@ final class OwnEchoes: Sendable {
 
     /// Remembers that this node sends `payload` on `channel`; called before it is sent.
     func sent(_ payload: String, on channel: String) {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.order.count >= capacity, let oldest = state.order.popFirst() {
                 state.channels.removeValue(forKey: oldest)
             }
@@ -36,7 +36,7 @@ final class OwnEchoes: Sendable {
 
     /// Whether `payload`, heard on `channel`, is one this node sent there (then forgotten: it comes back once).
     func isOwn(_ payload: String, on channel: String) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.channels[payload] == channel else { return false }
             state.channels.removeValue(forKey: payload)
             return true

@@ -1,6 +1,5 @@
 import BrokerCore
 import BrokerProtocol
-import NIOConcurrencyHelpers
 
 /// The bus's shards: positions and presence of a volunteer travel on the NOTIFY channel of the volunteer's shard,
 /// donation changes and heartbeats on the control channel (``PostgresDonationStore/eventChannel``).
@@ -42,7 +41,7 @@ final class ShardInterest: Sendable {
         var changed = false
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
     let keys: ClusterKeys
 
     init(keys: ClusterKeys) {
@@ -56,7 +55,7 @@ final class ShardInterest: Sendable {
     /// - Returns: `true` when every shard of the channel is listened to (subscribe now); `false` when the
     ///   subscription was kept, to be answered once its shards are joined (``joined(_:)``).
     func admit(_ pending: Pending) -> Bool {
-        let (ready, waiter) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
+        let (ready, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             for shard in pending.shards { state.admissions[shard] &+= 1 }
             if pending.shards.allSatisfy({ state.phases[$0] == .ready }) { return (true, nil) }
             state.pending.append(pending)
@@ -81,7 +80,7 @@ final class ShardInterest: Sendable {
     /// `nil`): the client unsubscribed before it was answered.
     /// - Returns: the withdrawn subscription, if one waited.
     func withdraw(connection id: UInt64, channel: String?, donation: String?) -> Pending? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard
                 let index = state.pending.firstIndex(where: {
                     $0.waiting.connection.id == id && (channel == nil || $0.waiting.channel == channel) && (donation == nil || $0.waiting.donation == donation)
@@ -92,12 +91,12 @@ final class ShardInterest: Sendable {
     }
 
     /// The shards to listen to: joined or being joined.
-    func wanted() -> Set<Int> { state.withLockedValue { Set($0.phases.keys) } }
+    func wanted() -> Set<Int> { state.withLock { Set($0.phases.keys) } }
 
     /// Notes that `shard` is listened to and its stored positions were read.
     /// - Returns: the waiting subscriptions whose every shard is now listened to, to be answered.
     func joined(_ shard: Int) -> [Pending] {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard state.phases[shard] != nil else { return [] }
             state.phases[shard] = .ready
             let (done, waiting) = state.pending.reduce(into: ([Pending](), [Pending]())) { split, pending in
@@ -109,14 +108,14 @@ final class ShardInterest: Sendable {
     }
 
     /// How many subscriptions each shard admitted so far; taken before counting subscribers for a leave.
-    func admissionCounts() -> [Int] { state.withLockedValue { $0.admissions } }
+    func admissionCounts() -> [Int] { state.withLock { $0.admissions } }
 
     /// Stops wanting every ready shard outside `used` that admitted no subscription since `before` was taken and
     /// has none waiting.
     /// - Returns: the shards left.
     @discardableResult
     func leave(keeping used: Set<Int>, unchangedSince before: [Int]) -> [Int] {
-        state.withLockedValue { state in
+        state.withLock { state in
             let waiting = Set(state.pending.flatMap(\.shards))
             let left = state.phases.keys.filter {
                 state.phases[$0] == .ready && !used.contains($0) && !waiting.contains($0) && state.admissions[$0] == before[$0]
@@ -130,7 +129,7 @@ final class ShardInterest: Sendable {
     func nextChange() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let ready = state.withLockedValue { state -> Bool in
+                let ready = state.withLock { state -> Bool in
                     if state.changed || Task.isCancelled {
                         state.changed = false
                         return true
@@ -147,7 +146,7 @@ final class ShardInterest: Sendable {
 
     /// Wakes ``nextChange()`` (the periodic leave sweep, cancellation).
     func poke() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard let waiter = state.waiter else {
                 state.changed = true
                 return nil

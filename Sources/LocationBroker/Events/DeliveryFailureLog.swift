@@ -1,7 +1,6 @@
 import BrokerCore
 import BrokerStorage
 import Logging
-import NIOConcurrencyHelpers
 
 /// Logs failed delivery attempts at warning, at most one line per route per minute: a receiver that is down for
 /// an hour makes sixty lines, not one per event and retry. A line says the route, the event's type and the reason
@@ -16,7 +15,7 @@ final class DeliveryFailureLog: Sendable {
     private let logger: Logger
     private let clock: WallClock
     private let intervalMilliseconds: Int64
-    private let windows = NIOLockedValueBox<[OutboxRoute: Window]>([:])
+    private let windows = LockedValue<[OutboxRoute: Window]>([:])
 
     init(logger: Logger, clock: WallClock, intervalMilliseconds: Int64 = 60_000) {
         self.logger = logger
@@ -27,7 +26,7 @@ final class DeliveryFailureLog: Sendable {
     /// A failed attempt to deliver an event of `type` on `route`; `outcome` says what becomes of it.
     func failed(route: OutboxRoute, type: String, reason: String, outcome: String) {
         let now = clock.now()
-        let unsaid: Int? = windows.withLockedValue { windows in
+        let unsaid: Int? = windows.withLock { windows in
             var window = windows[route] ?? Window()
             defer { windows[route] = window }
             if let last = window.lastLoggedAt, now - last < intervalMilliseconds {

@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import BrokerCore
 
 /// Wakes one waiting task early: the dispatcher sleeps until its next tick or until the writer stored events.
 final class Doorbell: Sendable {
@@ -6,10 +6,10 @@ final class Doorbell: Sendable {
         var rung = false
         var waiting: CheckedContinuation<Void, Never>?
     }
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     func ring() {
-        state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.rung = true
             defer { state.waiting = nil }
             return state.waiting
@@ -22,7 +22,7 @@ final class Doorbell: Sendable {
             group.addTask {
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { continuation in
-                        let ready = self.state.withLockedValue { state -> Bool in
+                        let ready = self.state.withLock { state -> Bool in
                             if state.rung || Task.isCancelled {
                                 state.rung = false
                                 return true
@@ -33,7 +33,7 @@ final class Doorbell: Sendable {
                         if ready { continuation.resume() }
                     }
                 } onCancel: {
-                    self.state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                    self.state.withLock { state -> CheckedContinuation<Void, Never>? in
                         defer { state.waiting = nil }
                         return state.waiting
                     }?.resume()
@@ -43,6 +43,6 @@ final class Doorbell: Sendable {
             await group.next()
             group.cancelAll()
         }
-        state.withLockedValue { $0.rung = false }
+        state.withLock { $0.rung = false }
     }
 }

@@ -2,7 +2,6 @@ import BrokerCore
 import BrokerStorage
 import EventDelivery
 import Logging
-import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Delivers the outbox: each event's webhook to the backend and its push to the donor's browsers.
@@ -69,11 +68,11 @@ struct EventDispatcher: Service {
 
     /// Deliveries under way on this node, per route: at most `batch` each.
     private final class InFlight: Sendable {
-        private let counts = NIOLockedValueBox([OutboxRoute: Int]())
+        private let counts = LockedValue([OutboxRoute: Int]())
 
-        func free(_ route: OutboxRoute, of batch: Int) -> Int { counts.withLockedValue { batch - $0[route, default: 0] } }
-        func started(_ route: OutboxRoute, _ count: Int) { counts.withLockedValue { $0[route, default: 0] += count } }
-        func ended(_ route: OutboxRoute) { counts.withLockedValue { $0[route, default: 0] -= 1 } }
+        func free(_ route: OutboxRoute, of batch: Int) -> Int { counts.withLock { batch - $0[route, default: 0] } }
+        func started(_ route: OutboxRoute, _ count: Int) { counts.withLock { $0[route, default: 0] += count } }
+        func ended(_ route: OutboxRoute) { counts.withLock { $0[route, default: 0] -= 1 } }
     }
 
     /// Claims the due webhooks this node has room for and starts sending each. - Returns: whether there was any.

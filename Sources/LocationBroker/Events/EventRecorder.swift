@@ -1,5 +1,4 @@
 import BrokerCore
-import NIOConcurrencyHelpers
 
 /// Takes the trip events the hub decides, under its locks, and holds them until ``EventWriter`` stores them.
 ///
@@ -16,7 +15,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
         var nextFlush: UInt64 = 0
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
     /// The events held at most while the store cannot take them.
     let capacity: Int
     private let onDropped: @Sendable () -> Void
@@ -27,7 +26,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
     }
 
     func record(_ event: TrackingEvent) {
-        let (accepted, wake) = state.withLockedValue { state -> (Bool, CheckedContinuation<Void, Never>?) in
+        let (accepted, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             guard state.events.count < capacity else { return (false, nil) }
             state.events.append(event)
             state.recorded += 1
@@ -42,14 +41,14 @@ final class EventRecorder: TrackingEventSink, Sendable {
     /// task is cancelled).
     func next() async -> [TrackingEvent] {
         while !Task.isCancelled {
-            let taken = state.withLockedValue { state -> [TrackingEvent] in
+            let taken = state.withLock { state -> [TrackingEvent] in
                 defer { state.events = [] }
                 return state.events
             }
             if !taken.isEmpty { return taken }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let ready = state.withLockedValue { state -> Bool in
+                    let ready = state.withLock { state -> Bool in
                         if !state.events.isEmpty || Task.isCancelled { return true }
                         state.waiting = continuation
                         return false
@@ -57,7 +56,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
                     if ready { continuation.resume() }
                 }
             } onCancel: {
-                state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                state.withLock { state -> CheckedContinuation<Void, Never>? in
                     defer { state.waiting = nil }
                     return state.waiting
                 }?.resume()
@@ -68,7 +67,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
 
     /// The events recorded since the last call, without waiting.
     func nextIfAny() async -> [TrackingEvent] {
-        state.withLockedValue { state -> [TrackingEvent] in
+        state.withLock { state -> [TrackingEvent] in
             defer { state.events = [] }
             return state.events
         }
@@ -76,7 +75,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
 
     /// The writer stored (or gave up on) `count` more events.
     func noteWritten(_ count: Int) {
-        let ready = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.written += UInt64(count)
             let written = state.written
             let ready = state.flushes.filter { $0.upTo <= written }.map(\.continuation)
@@ -90,7 +89,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
     /// after them in the outbox (a `first_position` before the `paused` that follows it). Waits at most
     /// `limit`: a change is never held up long by a store that cannot take events.
     func flush(limit: Duration = .seconds(2)) async {
-        let id = state.withLockedValue { state -> UInt64 in
+        let id = state.withLock { state -> UInt64 in
             state.nextFlush += 1
             return state.nextFlush
         }
@@ -98,7 +97,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
             group.addTask {
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { continuation in
-                        let done = self.state.withLockedValue { state -> Bool in
+                        let done = self.state.withLock { state -> Bool in
                             if state.written >= state.recorded || Task.isCancelled { return true }
                             state.flushes.append((id, state.recorded, continuation))
                             return false
@@ -106,7 +105,7 @@ final class EventRecorder: TrackingEventSink, Sendable {
                         if done { continuation.resume() }
                     }
                 } onCancel: {
-                    self.state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+                    self.state.withLock { state -> CheckedContinuation<Void, Never>? in
                         guard let index = state.flushes.firstIndex(where: { $0.id == id }) else { return nil }
                         return state.flushes.remove(at: index).continuation
                     }?.resume()

@@ -1,5 +1,5 @@
+import BrokerCore
 import BrokerStorage
-import NIOConcurrencyHelpers
 
 /// The pushes waiting to be tried again, one slot per browser subscription of a donation.
 ///
@@ -32,11 +32,11 @@ final class PushRetries: Sendable {
         var looping: Set<Key> = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state = LockedValue(State())
 
     /// `event` reached the browser (or the browser is gone): a retry of an older push waiting for it is dropped.
     func settled(_ key: Key, by event: OutboxEvent) {
-        state.withLockedValue { state in
+        state.withLock { state in
             if let waiting = state.pending[key], waiting.event.id != event.id { state.pending[key] = nil }
         }
     }
@@ -44,7 +44,7 @@ final class PushRetries: Sendable {
     /// Keeps `pending` for its browser, replacing an older push waiting there.
     /// - Returns: whether a retry loop must be started for the key (none runs).
     func wait(_ key: Key, _ pending: Pending) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.pending[key] = pending
             return state.looping.insert(key).inserted
         }
@@ -53,7 +53,7 @@ final class PushRetries: Sendable {
     /// The push waiting for `key`, if any; when none waits, the key's loop ends (atomically with the look-up, so a
     /// push kept meanwhile starts a new loop).
     func next(_ key: Key) -> Pending? {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard let pending = state.pending[key] else {
                 state.looping.remove(key)
                 return nil
@@ -65,11 +65,11 @@ final class PushRetries: Sendable {
     /// The attempt at `event` ended for good (delivered, gone, refused or given up): forgets it unless a newer push
     /// took its place.
     func done(_ key: Key, event: String) {
-        state.withLockedValue { state in
+        state.withLock { state in
             if state.pending[key]?.event.id == event { state.pending[key] = nil }
         }
     }
 
     /// Pushes waiting, for metrics and tests.
-    var count: Int { state.withLockedValue { $0.pending.count } }
+    var count: Int { state.withLock { $0.pending.count } }
 }
