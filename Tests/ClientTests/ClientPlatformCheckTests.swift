@@ -105,6 +105,29 @@ final class ClientPlatformCheckTests: XCTestCase {
         XCTAssertTrue(run.errors.contains("Model.swift: uses @Observable"), run.errors)
     }
 
+    func testSynchronizationOnlyInsideALinuxBlockPasses() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("linux-sources-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let linuxOnly = "#if os(Linux)\nimport Synchronization\nlet lock = Mutex(0)\n#else\nlet lock = NIOLockedValueBox(0)\n#endif\n"
+        try linuxOnly.write(to: folder.appendingPathComponent("Lock.swift"), atomically: true, encoding: .utf8)
+        let clean = try check(["--sources", folder.path])
+        XCTAssertEqual(clean.status, 0, "what only Linux compiles is not held to the Apple floors: \(clean.errors)")
+
+        // The Apple branches after the Linux one are checked, whether `#elseif` or `#else` opens them.
+        let elseif = "#if os(Linux)\nimport Synchronization\n#elseif os(macOS)\nlet lock = Mutex(0)\n#endif\n"
+        try elseif.write(to: folder.appendingPathComponent("Lock.swift"), atomically: true, encoding: .utf8)
+        let afterElseif = try check(["--sources", folder.path])
+        XCTAssertEqual(afterElseif.status, 1)
+        XCTAssertTrue(afterElseif.errors.contains("Lock.swift: uses Synchronization"), afterElseif.errors)
+
+        let after = "#if os(Linux)\nlet size = 1\n#endif\nlet lock = Mutex(0)\n"
+        try after.write(to: folder.appendingPathComponent("Lock.swift"), atomically: true, encoding: .utf8)
+        let afterEndif = try check(["--sources", folder.path])
+        XCTAssertEqual(afterEndif.status, 1)
+        XCTAssertTrue(afterEndif.errors.contains("Lock.swift: uses Synchronization"), afterEndif.errors)
+    }
+
     func testEveryTargetOfThePackageBuildsAtTheDeclaredFloors() throws {
         let run = try Self.run(["--root", Self.root.path, "--all-targets"])
         XCTAssertEqual(run.status, 0, "the broker, the tools and the tests build on macOS 13 and iOS 16: \(run.errors)")
