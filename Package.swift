@@ -406,6 +406,7 @@ let package = Package(
                 "BrokerProtocol",
                 "BrokerWebSocket",
                 "BrokerTestSupport",
+                "DeterministicRandom",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

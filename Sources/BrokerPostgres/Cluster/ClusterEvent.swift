@@ -113,7 +113,22 @@ enum ClusterEvent: Sendable, Equatable {
         } else {
             (opened, isHeartbeat) = (try keys.open(payload, for: .heartbeat, context: channel), true)
         }
-        let wire = try JSONDecoder().decode(Wire.self, from: opened)
+        try self.init(plaintext: opened, isHeartbeat: isHeartbeat)
+    }
+
+    /// Reads an opened payload: a position event by hand (``PositionEventReader``), anything it declines with
+    /// `JSONDecoder` (``init(strictly:isHeartbeat:)``).
+    init(plaintext: Data, isHeartbeat: Bool) throws {
+        if !isHeartbeat, let position = plaintext.withUnsafeBytes({ PositionEventReader.read($0.bindMemory(to: UInt8.self)) }) {
+            self = position
+            return
+        }
+        try self.init(strictly: plaintext, isHeartbeat: isHeartbeat)
+    }
+
+    /// Reads an opened payload with `JSONDecoder`, whatever its kind and shape.
+    init(strictly plaintext: Data, isHeartbeat: Bool) throws {
+        let wire = try JSONDecoder().decode(Wire.self, from: plaintext)
         guard (wire.k == "h") == isHeartbeat else { throw ClusterEventError("an event of kind \(wire.k) sealed for another purpose") }
         switch wire.k {
         case "p":
