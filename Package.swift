@@ -326,7 +326,8 @@ let package = Package(
         .executableTarget(name: "location-broker", dependencies: ["LocationBroker"], path: "Sources/location-broker"),
         // What the test targets share: the one live-broker harness, the broker as a process, the bare WebSocket,
         // the broker's WebSocket handlers on an `EmbeddedChannel` with a hand-moved clock, the fault proxy, the JWKS
-        // and PostgreSQL servers, child processes, and the waits with deadlines. Its
+        // and PostgreSQL servers, child processes, the waits with deadlines, and the tracking page's fixtures (node
+        // and eslint, the shared numbers it declares, small MBTiles files). Its
         // helpers use the broker's internal types, so they are internal too: test targets `@testable import` it.
         .target(
             name: "BrokerTestSupport",
@@ -338,8 +339,10 @@ let package = Package(
                 "BrokerWebSocket",
                 "BrokerHTTP",
                 "TrackingPage",
+                "TrackingRules",
                 "BrokerClient",
                 "BrokerProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -515,6 +518,15 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // The tracking page without a broker: its script and the JavaScript client through node and eslint, the shared
+        // numbers it keeps no copies of, its reconnection by the client library's rules, the tile server's template and
+        // the MBTiles reader.
+        .testTarget(
+            name: "TrackingPageTests",
+            dependencies: ["TrackingPage", "TrackingRules", "BrokerProtocol", "BrokerClient", "BrokerTestSupport"]
+        ),
+        // The test support's own promises that need no broker: waits end at their deadlines, naming what they waited for.
+        .testTarget(name: "BrokerTestSupportTests", dependencies: ["BrokerTestSupport", "BrokerCore"]),
         // End to end: a broker started in process (`startBroker`) or as a process, with real clients, files, signals,
         // and nodes on the PostgreSQL the tests start.
         .testTarget(

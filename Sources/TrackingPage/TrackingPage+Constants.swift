@@ -3,8 +3,8 @@ import TrackingRules
 
 extension TrackingPage {
     /// The numbers the page shares with tracker-watch and BrokerClient, by the names the page's script uses, from
-    /// ``DonorViewRules`` (written once, there). The page's files declare none of them: TrackingPageConstantsTests
-    /// checks that they do not and that the page behaves by these under node.
+    /// ``DonorViewRules`` (written once, there). The page's files declare none of them: PageSharedNumbersTests
+    /// (Tests/TrackingPageTests) checks that they do not and that the page behaves by these under node.
     static let sharedNumbers: [(name: String, value: Double)] = [
         ("STALE_AFTER_MS", Double(DonorViewRules.staleAfterMilliseconds)),
         ("TRAIL_LIMIT", Double(DonorViewRules.trailLimit)),

@@ -6,7 +6,8 @@ import BrokerProtocol
 ///
 /// A donor who looks at the page and at the terminal watcher side by side sees the same staleness, the same
 /// speed and ETA, and a page that comes back after a broker restart by the same rules as the apps. Each side is
-/// tested to read these: WatchTests and ClientTests for the Swift views, TrackingPageConstantsTests for the page.
+/// tested to read these: WatchTests and ClientTests for the Swift views, Tests/TrackingPageTests (the page's files
+/// under node) and Tests/BrokerTests (the script a live broker serves) for the page.
 /// The speed average and the ETA are computed by one implementation, ``SpeedSmoother``, beside these numbers.
 public enum DonorViewRules {
     /// A fix older than this (60 s) is marked stale, and the donor is told once.

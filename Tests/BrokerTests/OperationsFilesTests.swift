@@ -48,16 +48,4 @@ final class OperationsFilesTests: XCTestCase {
             XCTAssertTrue(exported.contains("\n# TYPE \(name) ") || exported.hasPrefix("# TYPE \(name) "), "\(name) is not exported at /metrics")
         }
     }
-
-    func testTheFileDescriptorGaugesSayHowCloseTheBrokerIsToItsLimit() async throws {
-        let exposition = ProcessMetrics.exposition()
-        let open = try XCTUnwrap(Self.value("process_open_fds", in: exposition))
-        let limit = try XCTUnwrap(Self.value("process_max_fds", in: exposition))
-        XCTAssertGreaterThan(open, 2, "at least standard input, output and error")
-        XCTAssertGreaterThan(limit, open)
-    }
-
-    private static func value(_ name: String, in exposition: String) -> Double? {
-        exposition.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
-    }
 }

@@ -12,7 +12,7 @@ import XCTest
 
 /// The tracking page's street map: Leaflet served from `leaflet_folder` (only its own files), the page without
 /// it when it is missing, and a Content-Security-Policy that allows `map_tiles_url`'s origin for images and
-/// nothing else.
+/// nothing else. Which templates are taken: TileURLTemplateTests (Tests/TrackingPageTests).
 final class TrackingMapTests: XCTestCase {
     private var folder: URL!
     private var live: LiveBroker?
@@ -144,7 +144,7 @@ final class TrackingMapTests: XCTestCase {
 
     func testATilesFileIsDrawnFromTheBroker() async throws {
         let path = folder.appendingPathComponent("map.mbtiles").path
-        try MapTilesTests.makeMBTiles(at: path, tiles: [(12, 1383, 2467, MapTilesTests.red)])
+        try MBTilesFixture.make(at: path, tiles: [(12, 1383, 2467, MBTilesFixture.red)])
         let broker = try await start { $0.map.tilesFile = path }
         let page = try await broker.request(.get, "/track/d-1")
         XCTAssertEqual(try policy(page)["img-src"], ["'self'", "data:"], "tiles from the broker need no other origin")
@@ -168,23 +168,5 @@ final class TrackingMapTests: XCTestCase {
         XCTAssertTrue(html.contains(#"data-tiles="https://tiles.example.org:8443/osm/{z}/{x}/{y}.png?style=a&amp;v=1""#), html)
         XCTAssertTrue(html.contains(#"data-attribution="© OpenStreetMap &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;""#), html)
         XCTAssertFalse(html.contains("<script>alert"), "the attribution is text, never markup")
-    }
-
-    func testATileServerTemplateNamesExactlyOneOriginOrIsRefused() throws {
-        let good = try TileURLTemplate("https://tile.openstreetmap.org/{z}/{x}/{y}.png")
-        XCTAssertEqual(good.origin, "https://tile.openstreetmap.org")
-        XCTAssertEqual(try TileURLTemplate("HTTP://Tiles.Local:8080/{z}/{x}/{y}").origin, "http://tiles.local:8080")
-        for bad in [
-            "https://{s}.tile.openstreetmap.org/{z}/{x}/{y}.png",  // several hosts
-            "https://tiles.example.org; script-src *; /{z}/{x}/{y}",  // a CSP injection in the host
-            "https://tiles.example.org/{z}/{x}/{y};script-src",  // ... or in the path
-            "https://tiles.example.org/{z}/{x}/{y}.png https://evil.example",
-            "https://tiles.example.org/{z}/{x}/{y}\"onerror=\"x", "https://tiles.example.org/{z}/{x}/{y},https://evil.example",
-            "https://user:pw@tiles.example.org/{z}/{x}/{y}", "https:///{z}/{x}/{y}", "https://.example.org/{z}/{x}/{y}",
-            "javascript:alert(1)//{z}/{x}/{y}", "data:image/png,{z}{x}{y}", "//tiles.example.org/{z}/{x}/{y}", "/tiles/{z}/{x}/{y}",
-            "https://tiles.example.org/{z}/{x}.png", "https://tiles.example.org/{x}/{y}", "",
-        ] {
-            XCTAssertThrowsError(try TileURLTemplate(bad), bad)
-        }
     }
 }

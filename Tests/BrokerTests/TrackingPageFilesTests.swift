@@ -8,8 +8,9 @@ import XCTest
 @testable import TrackingPage
 
 /// The tracking page is real files (Sources/TrackingPage/Resources/page/) compiled into the broker: what the
-/// broker serves is those files and the JavaScript client (clients/javascript/), its script passes `node --check`
-/// and eslint, and its source map leads a browser's developer tools to the files' own lines.
+/// broker serves is those files and the JavaScript client (clients/javascript/), and its source map leads a
+/// browser's developer tools to the files' own lines. That the script passes `node --check` and eslint:
+/// PageScriptCheckTests (Tests/TrackingPageTests).
 final class TrackingPageFilesTests: XCTestCase {
     private let folder = BrokerProcess.packageRoot.appendingPathComponent("Sources/TrackingPage/Resources/page")
 
@@ -17,13 +18,14 @@ final class TrackingPageFilesTests: XCTestCase {
         try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
     }
 
-    /// The page's files are compiled in (`embedInCode`): the build leaves no resource bundle of the broker's
-    /// beside the executable, so the binary can be copied alone (README, docs/CLIENTS.md). A `.copy` or
-    /// `.process` rule would make `location-broker_LocationBroker.resources` appear here.
+    /// The page's files (and the OpenAPI document) are compiled in (`embedInCode`): the build leaves no resource
+    /// bundle of the package's own beside the executable, so the binary can be copied alone (README,
+    /// docs/CLIENTS.md). A `.copy` or `.process` rule would make `location-broker_<Target>.resources` appear here
+    /// (`location-broker_TrackingPage.resources` for the page's).
     func testTheBrokerNeedsNoResourceFolderBesideItsBinary() async throws {
         let folder = try await BrokerProcess.executable().deletingLastPathComponent()
         let beside = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-        XCTAssertEqual(beside.filter { $0.hasSuffix("_LocationBroker.resources") || $0.hasSuffix("_BrokerCore.resources") }, [])
+        XCTAssertEqual(beside.filter { $0.hasPrefix("location-broker_") && $0.hasSuffix(".resources") }, [])
     }
 
     func testTheServedPageIsTheRepositorysFiles() async throws {
@@ -58,65 +60,6 @@ final class TrackingPageFilesTests: XCTestCase {
         let expected = template.replacingOccurrences(of: "{{leaflet}}\n", with: html.contains(leaflet) ? leaflet : "")
             .replacingOccurrences(of: "{{map}}", with: "")
         XCTAssertEqual(html, expected, "without tiles (LiveBroker's default), the page is page.html with Leaflet's tags if served")
-    }
-
-    func testEveryScriptFileAndTheServedScriptPassNodeCheck() async throws {
-        // Each file alone (node reads a file as a CommonJS module body, where start.js's early `return` is valid),
-        // then the served script and the client as browsers run them (ES modules: `.mjs`).
-        var checked: [(name: String, text: String)] = TrackingPage.Files.scripts
-        checked.append(("tracking-page.mjs", TrackingPage.script))
-        checked.append(("location-broker-client.mjs", TrackingPage.Files.client))
-        checked.append(("push-worker.js", TrackingPage.Files.pushWorker))
-        for (name, text) in checked {
-            let written = try PageScriptTools.write(text, named: name)
-            defer { try? FileManager.default.removeItem(at: written.folder) }
-            let result = try await PageScriptTools.node(["--check", written.file.path])
-            XCTAssertEqual(result.status, 0, "node --check \(name): \(result.output)")
-        }
-    }
-
-    func testNodeCheckCatchesABrokenScript() async throws {
-        // The check can fail: a missing brace in the served script.
-        let broken = TrackingPage.script.replacingOccurrences(of: "function tick() {", with: "function tick() ")
-        XCTAssertNotEqual(broken, TrackingPage.script)
-        let written = try PageScriptTools.write(broken, named: "broken.mjs")
-        defer { try? FileManager.default.removeItem(at: written.folder) }
-        let status = try await PageScriptTools.node(["--check", written.file.path]).status
-        XCTAssertNotEqual(status, 0)
-    }
-
-    func testTheServedScriptAndTheClientPassESLint() async throws {
-        for (name, text) in [("tracking-page.js", TrackingPage.script), ("location-broker-client.js", TrackingPage.Files.client)] {
-            let written = try PageScriptTools.write(text, named: name)
-            defer { try? FileManager.default.removeItem(at: written.folder) }
-            let result = try await PageScriptTools.eslint(written.file)
-            XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc.json) on \(name): \(result.output)")
-        }
-        // And it finds what it is there for: a name that is not defined.
-        let misspelt = TrackingPage.script.replacingOccurrences(of: "\nrender();\nwatcher.start();", with: "\nrendr();\nwatcher.start();")
-        XCTAssertNotEqual(misspelt, TrackingPage.script)
-        let typo = try PageScriptTools.write(misspelt, named: "typo.js")
-        defer { try? FileManager.default.removeItem(at: typo.folder) }
-        let caught = try await PageScriptTools.eslint(typo.file)
-        XCTAssertEqual(caught.status, 1, caught.output)
-        XCTAssertTrue(caught.output.contains("'rendr' is not defined"), caught.output)
-    }
-
-    /// The notification worker is a classic script in a service worker's scope: its own rules (eslintrc-worker.json).
-    func testTheNotificationWorkerPassesESLintAsAServiceWorker() async throws {
-        let config = BrokerProcess.packageRoot.appendingPathComponent("Tests/BrowserTests/eslintrc-worker.json")
-        let written = try PageScriptTools.write(TrackingPage.Files.pushWorker, named: "push-worker.js")
-        defer { try? FileManager.default.removeItem(at: written.folder) }
-        let result = try await PageScriptTools.eslint(written.file, config: config)
-        XCTAssertEqual(result.status, 0, "eslint (Tests/BrowserTests/eslintrc-worker.json) on push-worker.js: \(result.output)")
-        // A page's global is no worker's: `document` is not defined there.
-        let wrong = TrackingPage.Files.pushWorker.replacingOccurrences(of: "event.notification.close();", with: "document.title = '';")
-        XCTAssertNotEqual(wrong, TrackingPage.Files.pushWorker)
-        let bad = try PageScriptTools.write(wrong, named: "bad-worker.js")
-        defer { try? FileManager.default.removeItem(at: bad.folder) }
-        let caught = try await PageScriptTools.eslint(bad.file, config: config)
-        XCTAssertEqual(caught.status, 1, caught.output)
-        XCTAssertTrue(caught.output.contains("'document' is not defined"), caught.output)
     }
 
     func testTheSourceMapLeadsEveryLineToItsFile() async throws {

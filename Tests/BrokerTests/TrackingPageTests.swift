@@ -1,4 +1,3 @@
-import BrokerClient
 import BrokerProtocol
 import HTTPTypes
 import HummingbirdTesting
@@ -10,7 +9,8 @@ import XCTest
 @testable import TrackingPage
 
 /// `GET /track/{donation}` serves a page that needs nothing but the broker, and that a screen reader can follow.
-/// The page's behaviour in a real browser is checked by scripts/browser-test; its map by TrackingMapTests.
+/// The page's behaviour in a real browser is checked by scripts/browser-test; its map by TrackingMapTests; its
+/// reconnection by the library's rules, without a broker, by PageReconnectionTests (Tests/TrackingPageTests).
 final class TrackingPageTests: XCTestCase {
     private var live: LiveBroker!
 
@@ -157,21 +157,5 @@ final class TrackingPageTests: XCTestCase {
         XCTAssertEqual(invalid.error?.code, .notFound)
         let post = try await live.request(.post, "/track/d-1", body: "{}")
         XCTAssertNotEqual(post.status, .ok, "the page is only read")
-    }
-
-    func testThePageReconnectsByTheLibrarysRules() {
-        func seconds(_ duration: Duration) -> String {
-            let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-            return value == value.rounded() ? String(Int(value)) : String(value)
-        }
-        let policy = ConnectionStateMachine.Policy()
-        XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_INITIAL_S = \(seconds(policy.initialDelay));"))
-        XCTAssertTrue(TrackingPage.script.contains("const BACKOFF_CAP_S = \(seconds(policy.maximumDelay));"))
-        // The page reconnects through the JavaScript client, handing it those numbers; the client draws full jitter.
-        XCTAssertTrue(TrackingPage.script.contains("backoffInitialMs: BACKOFF_INITIAL_S * 1000,"))
-        XCTAssertTrue(TrackingPage.script.contains("backoffCapMs: BACKOFF_CAP_S * 1000,"))
-        XCTAssertTrue(
-            TrackingPage.Files.client.contains("backoffCeiling(attempt, n.backoffInitialMs, n.backoffCapMs) * this.random()"),
-            "full jitter: from zero up to the ceiling")
     }
 }

@@ -1,7 +1,7 @@
 'use strict';
 // Runs the tracking page's served script under node, in a small fake browser (elements, location, history,
 // sessionStorage, WebSocket, timers and the clock), and prints what the page did as one JSON object. Used by
-// TrackingPageConstantsTests: it hands the script with changed shared numbers, and checks that the page's
+// PageSharedNumbersTests (Tests/TrackingPageTests): it hands the script with changed shared numbers, and checks that the page's
 // staleness, trail, backoff, subscribe timeout and distances follow them, so the page reads the numbers the broker
 // declares and keeps no copies of its own. The script is an ES module importing the JavaScript client
 // (clients/javascript/location-broker-client.js): both run as modules in the fake browser's context.

@@ -6,7 +6,7 @@ import XCTest
 
 /// tracker-watch measures the trip by the numbers the tracking page gets from the broker (``DonorViewRules``):
 /// each rule is checked at its edge with the shared number, so a copy of its own in WatchRendering that drifts
-/// fails here. (The page's side: TrackingPageConstantsTests; the speed and the ETA: TrackingRulesTests.)
+/// fails here. (The page's side: PageSharedNumbersTests and TrackingPageConstantsTests; the speed and the ETA: TrackingRulesTests.)
 final class DonorViewRulesTests: XCTestCase {
     private let t0 = Fixtures.start
 

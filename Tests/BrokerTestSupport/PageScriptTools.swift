@@ -1,10 +1,9 @@
 import Foundation
 import XCTest
 
-@testable import BrokerTestSupport
-
-/// node and eslint for the tracking page's tests. Where they are missing the tests that need them are skipped,
-/// unless `LB_REQUIRE_PAGE_TOOLS=1` (set by .ci/run, which installs them): then a missing tool fails the test.
+/// node and eslint for the tests of the tracking page's scripts and the JavaScript client. Where they are missing
+/// the tests that need them are skipped, unless `LB_REQUIRE_PAGE_TOOLS=1` (set by .ci/run, which installs them):
+/// then a missing tool fails the test.
 enum PageScriptTools {
     /// The path of `name` on `PATH`, or a skip (a failure when the tools are required).
     static func path(of name: String) throws -> String {

@@ -5,12 +5,12 @@ import TrackingRules
 import XCTest
 
 @testable import BrokerTestSupport
-@testable import LocationBroker
 
-/// The JavaScript client (clients/javascript/location-broker-client.js): its rules hold under node (its own tests,
-/// with a fake WebSocket and a hand-moved clock), and its default numbers are the Swift library's, so that an app
-/// in JavaScript and one in Swift come back after a broker restart the same way. In a real browser against a live
-/// broker: Tests/BrowserTests/client_module_test.py (scripts/browser-test).
+/// The JavaScript client (clients/javascript/location-broker-client.js, which the tracking page imports and the
+/// broker serves as `TrackingPage.Files.client`): its rules hold under node (its own tests, with a fake WebSocket and
+/// a hand-moved clock), and its default numbers are the Swift library's, so that an app in JavaScript and one in
+/// Swift come back after a broker restart the same way. In a real browser against a live broker:
+/// Tests/BrowserTests/client_module_test.py (scripts/browser-test).
 final class JavaScriptClientTests: XCTestCase {
     private let folder = BrokerProcess.packageRoot.appendingPathComponent("clients/javascript")
 
