@@ -139,8 +139,11 @@ package struct JSONScanner {
         return value
     }
 
-    /// A whole number of at most 15 digits (exact as a Double too, so it reads as the strict decoder reads it).
-    package mutating func integer() -> Int64? {
+    /// A whole number of at most `maximumDigits` digits, which may be up to 18 (always within `Int64`). The default,
+    /// 15, keeps it exact as a `Double` too, for a member the strict decoder reads as a `Double` (a position's
+    /// `timestamp`); a member it reads as an `Int64` (a seq, from the clock and so of 16 digits) may take 18.
+    package mutating func integer(maximumDigits: Int = 15) -> Int64? {
+        precondition(maximumDigits <= 18, "19 digits may overflow Int64")
         skipWhitespace()
         let negative = takeByte(UInt8(ascii: "-"))
         let start = index
@@ -148,7 +151,7 @@ package struct JSONScanner {
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
             value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
             index += 1
-            if index - start > 15 { return nil }
+            if index - start > maximumDigits { return nil }
         }
         let count = index - start
         guard count > 0, count == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }

@@ -29,10 +29,16 @@ final class PositionEventReaderTests: XCTestCase {
                 heading: random.chance(0.5) ? random.uniform(0...359.99) : nil,
                 timestamp: Int64(random.uniform(0...2e12)))
             let donations = (0..<Int(random.uniform(0...4))).map { "d-\(round)-\($0)" }
+            // Seqs start from the clock, in microseconds (16 digits); any up to 18 digits is read by hand.
+            func seq() -> Int64 {
+                random.chance(0.7)
+                    ? Int64.random(in: 1_700_000_000_000_000...1_900_000_000_000_000, using: &random)
+                    : Int64.random(in: -5...999_999_999_999_999_999, using: &random)
+            }
             // Some senders number each donation's view, older ones do not.
-            let viewSeqs = random.chance(0.8) ? donations.map { _ in Int64(random.uniform(0...1e9)) } : nil
+            let viewSeqs = random.chance(0.8) ? donations.map { _ in seq() } : nil
             let event = ClusterEvent.position(
-                origin: "node-\(round % 7)", channel: "volunteer\(round)@example.org", seq: Int64(random.uniform(-5...1e12)),
+                origin: "node-\(round % 7)", channel: "volunteer\(round)@example.org", seq: seq(),
                 position: position, donations: donations, viewSeqs: viewSeqs, seenAt: Int64(random.uniform(0...2e12)))
             let plaintext = try event.plaintext()
             let strictly = try ClusterEvent(strictly: plaintext, isHeartbeat: false)

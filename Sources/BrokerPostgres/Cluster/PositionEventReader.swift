@@ -29,7 +29,7 @@ enum PositionEventReader {
                 guard channel == nil, let value = scanner.string() else { return nil }
                 channel = value
             } else if scanner.matches(key, "s") {
-                guard seq == nil, let value = scanner.integer() else { return nil }
+                guard seq == nil, let value = scanner.integer(maximumDigits: 18) else { return nil }
                 seq = value
             } else if scanner.matches(key, "p") {
                 guard position == nil, let value = scanner.positionObject() else { return nil }
@@ -41,7 +41,7 @@ enum PositionEventReader {
                 guard viewSeqs == nil, let value = integers(&scanner) else { return nil }
                 viewSeqs = value
             } else if scanner.matches(key, "ls") {
-                guard seenAt == nil, let value = scanner.integer() else { return nil }
+                guard seenAt == nil, let value = scanner.integer(maximumDigits: 18) else { return nil }
                 seenAt = value
             } else {
                 return nil
@@ -60,7 +60,7 @@ enum PositionEventReader {
 
     /// An array of integers.
     private static func integers(_ scanner: inout JSONScanner) -> [Int64]? {
-        elements(&scanner) { $0.integer() }
+        elements(&scanner) { $0.integer(maximumDigits: 18) }
     }
 
     /// An array whose every element `element` reads; `nil` as soon as one does not read.
