@@ -3,7 +3,7 @@
 ///
 /// Each method reads one token after optional whitespace and returns `nil` (or `false`) for anything but the plain
 /// form it knows: strings of printable ASCII without escapes, numbers in strict JSON grammar without exponents,
-/// integers of at most 15 digits. A reader built on it hands everything it declines to the strict decoder, so
+/// integers of at most 15 digits (18 where the member is read as an `Int64`). A reader built on it hands everything it declines to the strict decoder, so
 /// whatever it accepts reads exactly as the strict decoder reads it, and every refusal still comes from one place.
 package struct JSONScanner {
     let bytes: UnsafeBufferPointer<UInt8>
