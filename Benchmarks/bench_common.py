@@ -73,9 +73,10 @@ def stop_process(process, grace=15):
 
 class Node:
     """A broker started from `binary` on a free port with the bench's secrets, its publish limit raised out of the
-    way, its SQLite database and log in `folder`, and `store` (a PostgreSQL URL) when it is a cluster node."""
+    way, its SQLite database and log in `folder`, and `store` (a PostgreSQL URL) when it is a cluster node;
+    `settings` (LOCATION_BROKER_* variables) override those defaults."""
 
-    def __init__(self, binary, name, store, folder):
+    def __init__(self, binary, name, store, folder, settings=None):
         config = os.path.join(folder, f"{name}.yaml")
         with open(config, "w") as f:
             f.write("# bench: defaults only\n")
@@ -89,6 +90,7 @@ class Node:
         if store:
             env["LOCATION_BROKER_STORE"] = store
             env["LOCATION_BROKER_CLUSTER_SECRET"] = "bench-cluster-secret-0123456789-0123456789"
+        env.update(settings or {})
         self.log = open(os.path.join(folder, f"{name}.log"), "w+")
         self.process = subprocess.Popen([binary, "--port", "0", "--config", config, "--database", os.path.join(folder, f"{name}.sqlite")],
                                         env=env, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -28,70 +28,41 @@ import argparse
 import asyncio
 import base64
 import hashlib
-import hmac
 import json
 import os
 import re
 import shutil
 import statistics
 import struct
-import subprocess
+import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench_common import BACKEND_KEY, Node, cpu_seconds, token  # noqa: E402
+
 HOST = "127.0.0.1"
-TICKS = os.sysconf("SC_CLK_TCK")
 IDLE_HOLD_SECONDS = 280
 WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MEASUREMENTS = ("latency", "websocket", "idle")
 
 
-def token(secret, identity):
-    def part(value):
-        return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).rstrip(b"=").decode()
-    signed = part({"alg": "HS256", "typ": "JWT"}) + "." + part({"sub": identity, "exp": int(time.time()) + 7200})
-    return signed + "." + base64.urlsafe_b64encode(hmac.new(secret.encode(), signed.encode(), hashlib.sha256).digest()).rstrip(b"=").decode()
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
 class Broker:
+    """A broker of its own for one measurement (`bench_common.Node`, in a folder removed when it stops), with room
+    for `polls` held polls, each held `hold` seconds, and volunteers' publishes limited as a phone's are."""
+
     def __init__(self, binary, polls, hold=60):
-        self.workdir = tempfile.mkdtemp(prefix="pubnub-bench-")
-        self.secret = os.urandom(32).hex()
-        self.backend = os.urandom(24).hex()
-        env = dict(os.environ, LOCATION_BROKER_JWT_SECRET=self.secret, LOCATION_BROKER_BACKEND_KEY=self.backend,
-                   LOCATION_BROKER_LOG_LEVEL="warning", LOCATION_BROKER_PUBNUB_MAX_POLLS=str(polls + 100),
-                   LOCATION_BROKER_PUBNUB_HOLD_SECONDS=str(hold), LOCATION_BROKER_PUBLISH_RATE="50", LOCATION_BROKER_PUBLISH_BURST="100")
-        self.log = open(os.path.join(self.workdir, "broker.log"), "w+b")
-        self.process = subprocess.Popen([binary, "--host", HOST, "--port", "0", "--log-level", "info",
-                                         "--database", os.path.join(self.workdir, "b.sqlite")], env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            self.log.seek(0)
-            found = re.search(rb"address=127\.0\.0\.1:(\d+)", self.log.read())
-            if found:
-                self.port = int(found.group(1))
-                return
-            time.sleep(0.1)
-        self.log.seek(0)
-        output = self.log.read().decode(errors="replace")[-2000:]
-        self.stop()
-        raise SystemExit(f"the broker did not start:\n{output}")
+        self.folder = tempfile.mkdtemp(prefix="pubnub-bench-")
+        self.node = Node(binary, "pubnub", None, self.folder, settings={
+            "LOCATION_BROKER_LOG_LEVEL": "info", "LOCATION_BROKER_PUBNUB_MAX_POLLS": str(polls + 100),
+            "LOCATION_BROKER_PUBNUB_HOLD_SECONDS": str(hold),
+            "LOCATION_BROKER_PUBLISH_RATE": "50", "LOCATION_BROKER_PUBLISH_BURST": "100"})
+        self.port = self.node.port
+        self.process = self.node.process
 
     def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.node.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Http:
@@ -190,7 +161,7 @@ async def setup(broker, count, prefix):
         body = json.dumps({"donor": f"{prefix}donor{index}@example.org", "volunteer": f"{prefix}vol{index}@example.org",
                            "state": "BEING-TAKEN-TO", "home": home, "institution": {"lat": -34.58, "lon": -58.42, "name": "y"}})
         status, answer = await admin.request("PUT", f"/v1/donations/{prefix}d{index}", body,
-                                             f"Authorization: Bearer {broker.backend}\r\nContent-Type: application/json\r\n")
+                                             f"Authorization: Bearer {BACKEND_KEY}\r\nContent-Type: application/json\r\n")
         assert status == 200, answer
 
 
@@ -251,7 +222,7 @@ async def latency(binary, donors, rate):
     broker = Broker(binary, donors)
     try:
         await setup(broker, donors, "l")
-        tokens = [(token(broker.secret, f"ldonor{i}@example.org"), token(broker.secret, f"lvol{i}@example.org")) for i in range(donors)]
+        tokens = [(token(f"ldonor{i}@example.org", ttl=7200), token(f"lvol{i}@example.org", ttl=7200)) for i in range(donors)]
         polls = await in_chunks([handshake(broker, tokens[i][0], f"lvol{i}@example.org") for i in range(donors)])
         sent_at = {}
         delays = []
@@ -292,9 +263,9 @@ async def websocket(binary, donors, rate):
     tasks = []
     try:
         await setup(broker, donors, "w")
-        watching = await in_chunks([WebSocket().open(broker.port, token(broker.secret, f"wdonor{i}@example.org")) for i in range(donors)])
+        watching = await in_chunks([WebSocket().open(broker.port, token(f"wdonor{i}@example.org", ttl=7200)) for i in range(donors)])
         sockets += watching
-        publishing = await in_chunks([WebSocket().open(broker.port, token(broker.secret, f"wvol{i}@example.org")) for i in range(donors)])
+        publishing = await in_chunks([WebSocket().open(broker.port, token(f"wvol{i}@example.org", ttl=7200)) for i in range(donors)])
         sockets += publishing
         for index, socket in enumerate(watching):
             socket.send({"type": "subscribe", "id": "s1", "donation": f"wd{index}"})
@@ -349,7 +320,7 @@ async def idle(binary, count, seconds):
         await setup(broker, count, "i")
 
         async def hold(index):
-            donor = token(broker.secret, f"idonor{index}@example.org")
+            donor = token(f"idonor{index}@example.org", ttl=7200)
             http, timetoken = await handshake(broker, donor, f"ivol{index}@example.org")
             http.send("GET", f"/v2/subscribe/k/ivol{index}@example.org/0?tt={timetoken}&auth={donor}")
             return http
